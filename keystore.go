@@ -26,10 +26,11 @@ type KeyStore interface {
 	// Reserve stores r if no record exists for (r.Namespace, r.IntentID)
 	// and returns it with Created and Claimed set. If a record exists it is
 	// returned as stored, and the lease on it is taken for r.LeaseOwner
-	// until r.LeaseUntil (Claimed set) when the record is open and its lease
-	// is free, expired at r.UpdatedAt, or already held by r.LeaseOwner. A
-	// closed record, or an open one leased to another owner, is returned with
-	// Claimed false. The insert or claim must be durable before Reserve
+	// until r.LeaseUntil (Claimed set, UpdatedAt set to r.UpdatedAt) when the
+	// record is open or pending and its lease is free, expired at
+	// r.UpdatedAt, or already held by r.LeaseOwner. A succeeded or failed
+	// record, or one leased to another owner, is returned with Claimed false
+	// and unchanged. The insert or claim must be durable before Reserve
 	// returns.
 	Reserve(ctx context.Context, r Record) (Reservation, error)
 
