@@ -1,0 +1,251 @@
+package idempay
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/currency"
+)
+
+// MaxAmount is the largest amount, in minor units, that idempay sends:
+// 2^53-1, the largest integer every JSON implementation reads exactly.
+// Providers' own limits are lower and are checked by their adapters.
+const MaxAmount = 1<<53 - 1
+
+// MaxKeyLength is the longest idempotency key accepted (Stripe's limit).
+const MaxKeyLength = 255
+
+// maxIntentIDLength bounds intent IDs; they become store keys and metadata.
+const maxIntentIDLength = 255
+
+// ChargeRequest is one payment intent to charge exactly once.
+//
+// Two requests with the same IntentID are the same payment: the second is
+// answered from the first (a replay) and never charges again. Every field
+// but Key takes part in the fingerprint that detects an intent re-used with
+// other parameters.
+type ChargeRequest struct {
+	// IntentID is the caller's order or payment-intent ID, persisted by the
+	// caller before charging. Required; at most 255 characters, no control
+	// characters.
+	IntentID string
+
+	// Amount in the currency's minor units: cents for USD, yen for JPY
+	// (¥1,500 is 1500, JPY having no minor unit), satang for THB.
+	Amount int64
+
+	// Currency is an ISO 4217 alphabetic code, any case ("JPY", "thb").
+	Currency string
+
+	// Source is the payment token or method (a card token, a payment
+	// method ID). It is a secret: it is never logged, stored or put in an
+	// error, only hashed into the fingerprint.
+	Source Secret
+
+	// Customer is the provider's customer ID, if the source belongs to one.
+	Customer string
+
+	// Description is shown to the merchant in the provider's dashboard.
+	Description string
+
+	// ReturnURL is where the customer comes back after 3-D Secure or a
+	// redirect method, for providers that use it.
+	ReturnURL string
+
+	// Metadata is attached to the provider's charge. Adapters add the
+	// intent ID to it so a charge can be found by intent.
+	Metadata map[string]string
+
+	// Extra holds provider-specific parameters an adapter documents (for
+	// example Stripe's "capture_method"). They take part in the fingerprint.
+	Extra map[string]string
+
+	// Key, if set, is used as the idempotency key instead of a generated
+	// one, to pass through a key chosen by a frontend. At most 255
+	// printable ASCII characters.
+	Key string
+}
+
+// LogValue keeps the Source out of logs.
+func (r ChargeRequest) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("intent", r.IntentID), slog.Int64("amount", r.Amount),
+		slog.String("currency", r.Currency))
+}
+
+// Charge is the result of a charge that succeeded or is pending at the
+// provider.
+type Charge struct {
+	IntentID  string `json:"intent_id"`
+	Key       string `json:"key"`        // the idempotency key sent
+	ID        string `json:"id"`         // the provider's charge ID
+	Status    string `json:"status"`     // the provider's own status word
+	State     State  `json:"state"`      // StateSucceeded or StatePending
+	Amount    int64  `json:"amount"`     // minor units, as the provider reported
+	Currency  string `json:"currency"`   // upper-case ISO 4217
+	RequestID string `json:"request_id"` // the provider's request ID, if sent
+	// AuthorizeURL is where to send the customer for a pending charge
+	// (3-D Secure), if the provider gave one.
+	AuthorizeURL string `json:"authorize_url,omitempty"`
+
+	// Replayed is true when this result was not produced by a fresh
+	// execution during this call; ReplayedFrom says where it came from.
+	Replayed     bool         `json:"replayed"`
+	ReplayedFrom ReplaySource `json:"replayed_from,omitempty"`
+
+	// Attempts counts the requests this call sent (0 for a store replay).
+	Attempts int `json:"attempts"`
+
+	// Raw is the provider's response body.
+	Raw json.RawMessage `json:"raw,omitempty"`
+}
+
+// ReplaySource says where a replayed result came from.
+type ReplaySource string
+
+const (
+	// ReplayFromServer: the provider answered with its replay header.
+	ReplayFromServer ReplaySource = "server"
+	// ReplayFromStore: the intent was already settled in the KeyStore; no
+	// request was sent.
+	ReplayFromStore ReplaySource = "store"
+	// ReplayFromLookup: the charge was found by looking it up at the
+	// provider instead of resending.
+	ReplayFromLookup ReplaySource = "lookup"
+)
+
+// Secret is a string that must never be printed: API keys and payment
+// tokens. Every fmt verb, slog and encoding/json see "[redacted]".
+type Secret string
+
+const redacted = "[redacted]"
+
+// Reveal returns the secret itself, for the one place that sends it.
+func (s Secret) Reveal() string { return string(s) }
+
+// String hides the secret.
+func (s Secret) String() string { return redacted }
+
+// GoString hides the secret from %#v.
+func (s Secret) GoString() string { return redacted }
+
+// Format hides the secret from every fmt verb.
+func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(redacted)) }
+
+// MarshalJSON hides the secret from encoding/json.
+func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(redacted) }
+
+// Validate checks r the way Client.Charge does before anything is stored
+// or sent, and returns a *ValidationError for the first fault.
+func (r ChargeRequest) Validate() error {
+	if err := checkText("IntentID", r.IntentID, maxIntentIDLength); err != nil {
+		return err
+	}
+	if r.Amount <= 0 {
+		return invalid("Amount", "must be positive, got %d", r.Amount)
+	}
+	if r.Amount > MaxAmount {
+		return invalid("Amount", "%d exceeds the largest exact amount %d", r.Amount, int64(MaxAmount))
+	}
+	if _, err := CurrencyExponent(r.Currency); err != nil {
+		return err
+	}
+	if hasControl(string(r.Source)) {
+		return invalid("Source", "contains control characters")
+	}
+	if r.Key != "" {
+		if err := ValidateKey(r.Key); err != nil {
+			return err
+		}
+	}
+	for _, m := range []struct {
+		name string
+		kv   map[string]string
+	}{{"Metadata", r.Metadata}, {"Extra", r.Extra}} {
+		for k, v := range m.kv {
+			if k == "" || hasControl(k) || hasControl(v) || !utf8.ValidString(k+v) {
+				return invalid(m.name, "entry %q has an empty key, control characters or invalid UTF-8", k)
+			}
+		}
+	}
+	return nil
+}
+
+// ValidateKey checks an idempotency key: 1 to 255 printable ASCII
+// characters (the form every provider and the IETF draft accept).
+func ValidateKey(key string) error {
+	if key == "" {
+		return invalid("Key", "is empty")
+	}
+	if len(key) > MaxKeyLength {
+		return invalid("Key", "is %d characters, more than %d", len(key), MaxKeyLength)
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x21 || key[i] > 0x7e {
+			return invalid("Key", "has a character outside printable ASCII at %d", i)
+		}
+	}
+	return nil
+}
+
+// CurrencyExponent returns the number of minor-unit digits of an ISO 4217
+// code (0 for JPY, 2 for USD, 3 for BHD), or a *ValidationError for a code
+// that is not a currency.
+func CurrencyExponent(code string) (int, error) {
+	if len(code) != 3 {
+		return 0, invalid("Currency", "%q is not a three-letter ISO 4217 code", code)
+	}
+	unit, err := currency.ParseISO(code)
+	if err != nil || unit == currency.XXX || unit == currency.XTS {
+		return 0, invalid("Currency", "%q is not an ISO 4217 currency", code)
+	}
+	scale, _ := currency.Standard.Rounding(unit)
+	return scale, nil
+}
+
+func checkText(field, s string, max int) error {
+	switch {
+	case s == "":
+		return invalid(field, "is empty")
+	case len(s) > max:
+		return invalid(field, "is %d bytes, more than %d", len(s), max)
+	case !utf8.ValidString(s) || hasControl(s):
+		return invalid(field, "has control characters or invalid UTF-8")
+	}
+	return nil
+}
+
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, unicode.IsControl) >= 0
+}
+
+// fingerprint hashes what makes two requests the same payment. The JSON
+// encoding of a struct with sorted maps is canonical, so equal requests
+// always hash alike.
+func fingerprint(namespace string, r ChargeRequest) string {
+	canon := struct {
+		NS, Intent, Currency, Customer, Desc, Return string
+		Amount                                       int64
+		Source                                       string
+		Meta, Extra                                  map[string]string
+	}{namespace, r.IntentID, strings.ToUpper(r.Currency), r.Customer, r.Description, r.ReturnURL,
+		r.Amount, r.Source.Reveal(), r.Metadata, r.Extra}
+	b, _ := json.Marshal(canon) // cannot fail: strings, ints and string maps only
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// storedOutcome is what a settled intent keeps in Record.Result, so a later
+// Charge of the intent answers without a request.
+type storedOutcome struct {
+	Charge    *Charge   `json:"charge,omitempty"`
+	Refusal   *APIError `json:"refusal,omitempty"`
+	Kind      Kind      `json:"kind"`
+	SettledAt time.Time `json:"settled_at"`
+}

@@ -1,0 +1,198 @@
+package idempay
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Outcome is what a charge is known to have done with the customer's money.
+type Outcome int
+
+const (
+	// OutcomeUnknown: an attempt may have reached the part of the provider
+	// that moves money and no answer settled it. The key stays open in the
+	// KeyStore; charging the intent again resumes with it and settles it.
+	// It is the zero value on purpose: a result nobody classified is unknown.
+	OutcomeUnknown Outcome = iota
+	// OutcomeSucceeded: the provider charged (now, or earlier and replayed).
+	OutcomeSucceeded
+	// OutcomeFailed: the charge definitely did not move money, or nothing
+	// was sent (bad input, a decline, a configuration error).
+	OutcomeFailed
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeSucceeded:
+		return "succeeded"
+	case OutcomeFailed:
+		return "failed"
+	}
+	return "unknown"
+}
+
+// Sentinel errors, for errors.Is. Each is found in the chain of the error
+// returned by Client.Charge; where the condition carries data, an *APIError
+// or *ValidationError is in the chain too.
+var (
+	// ErrOutcomeUnknown is in the chain of every error whose Outcome is
+	// OutcomeUnknown: money may have moved. Charge the intent again later
+	// (or call Settle) to find out; never treat it as a failure.
+	ErrOutcomeUnknown = errors.New("idempay: outcome unknown")
+
+	// ErrDeclined: the provider refused the payment (card declined,
+	// insufficient funds). Definite: no money moved. The refusal is stored
+	// for the intent; paying with another card needs a new intent ID.
+	ErrDeclined = errors.New("idempay: payment declined")
+
+	// ErrInvalidRequest: the request was refused as invalid, locally
+	// before anything was sent (with a *ValidationError) or by the provider.
+	ErrInvalidRequest = errors.New("idempay: invalid request")
+
+	// ErrIntentMismatch: the intent already has a record with other
+	// parameters or another key. Refused locally; nothing was sent.
+	ErrIntentMismatch = errors.New("idempay: intent already used with other parameters")
+
+	// ErrKeyConflict: the provider says the key was used with other
+	// parameters. Something was done under the key, so the outcome of the
+	// intent is unknown.
+	ErrKeyConflict = errors.New("idempay: idempotency key re-used with other parameters")
+
+	// ErrInProgress: another attempt with the key is still running (409
+	// past the retry budget, or another instance holds the intent's lease).
+	// Outcome unknown.
+	ErrInProgress = errors.New("idempay: charge in progress elsewhere")
+
+	// ErrKeyExpired: the intent's key is older than the provider's
+	// retention window and unresolved. It is never resent, since the provider
+	// has forgotten it and would charge again; settle the intent by lookup
+	// or reconcile it by hand. Outcome unknown.
+	ErrKeyExpired = errors.New("idempay: unresolved key past the retention window")
+
+	// ErrStoredFailure: the provider replayed a failure it stored for the
+	// key (a 5xx produced while executing). Retrying cannot change it.
+	// Outcome unknown.
+	ErrStoredFailure = errors.New("idempay: provider replayed a stored failure")
+
+	// ErrUnreachable: no attempt reached the provider (connection refused,
+	// rate-limited every time). Outcome failed when the key was new; the
+	// record stays open and a later Charge resends the same key.
+	ErrUnreachable = errors.New("idempay: provider not reached")
+
+	// ErrConfig: the provider refused the credentials or the endpoint (401,
+	// 403, 404, 501, a TLS certificate error). Nothing was charged by it.
+	ErrConfig = errors.New("idempay: configuration refused by provider")
+
+	// ErrStore: the KeyStore failed. When it fails before the first send,
+	// nothing was sent.
+	ErrStore = errors.New("idempay: key store failed")
+)
+
+// ChargeError is the error returned by Client.Charge for any charge that
+// reached the KeyStore. It says which intent and key, how many requests
+// went out, and what is known about the money.
+type ChargeError struct {
+	IntentID string
+	Key      string
+	Outcome  Outcome
+	Attempts int   // requests that left this process for this call
+	Err      error // the cause: a sentinel above, an *APIError, or a transport error
+}
+
+func (e *ChargeError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "idempay: charge %q: outcome %s", e.IntentID, e.Outcome)
+	if e.Attempts > 0 {
+		fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap exposes the cause and, for an unknown outcome, ErrOutcomeUnknown.
+func (e *ChargeError) Unwrap() []error {
+	if e.Outcome == OutcomeUnknown {
+		return []error{e.Err, ErrOutcomeUnknown}
+	}
+	return []error{e.Err}
+}
+
+// APIError is a refusal or failure answered by the provider.
+type APIError struct {
+	Provider    string // adapter name
+	Status      int    // HTTP status (200 for a decline carried in a 200)
+	Type        string // provider's error type, e.g. "card_error"
+	Code        string // provider's error code, e.g. "card_declined"
+	DeclineCode string // provider's decline reason, if any
+	Param       string // the offending parameter, if any
+	Message     string // provider's message (never contains our secrets)
+	RequestID   string // provider's request ID, for support tickets
+	Replayed    bool   // the answer was a replay of a stored one
+
+	kind error // the sentinel this refusal stands for
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: HTTP %d", e.Provider, e.Status)
+	for _, f := range [][2]string{{"type", e.Type}, {"code", e.Code}, {"decline_code", e.DeclineCode}, {"param", e.Param}} {
+		if f[1] != "" {
+			fmt.Fprintf(&b, " %s=%s", f[0], f[1])
+		}
+	}
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	if e.Replayed {
+		b.WriteString(" (replayed)")
+	}
+	if e.RequestID != "" {
+		fmt.Fprintf(&b, " [request %s]", e.RequestID)
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinel this refusal stands for (ErrDeclined,
+// ErrKeyConflict, ...), or nil.
+func (e *APIError) Unwrap() error { return e.kind }
+
+// ValidationError is a bad input refused before anything was stored or
+// sent. It matches ErrInvalidRequest with errors.Is.
+type ValidationError struct {
+	Field  string // the field at fault, e.g. "Amount"
+	Reason string // why, in words
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("idempay: invalid %s: %s", e.Field, e.Reason)
+}
+
+// Unwrap returns ErrInvalidRequest.
+func (e *ValidationError) Unwrap() error { return ErrInvalidRequest }
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// OutcomeOf says what err means for the money: OutcomeSucceeded for nil,
+// the Outcome of a *ChargeError, OutcomeFailed for a bad input refused
+// before sending, and OutcomeUnknown for anything else, because an error
+// nobody classified cannot prove that no money moved.
+func OutcomeOf(err error) Outcome {
+	if err == nil {
+		return OutcomeSucceeded
+	}
+	var ce *ChargeError
+	if errors.As(err, &ce) {
+		return ce.Outcome
+	}
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		return OutcomeFailed
+	}
+	return OutcomeUnknown
+}

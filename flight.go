@@ -1,0 +1,200 @@
+package idempay
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// maxBody caps how much of an answer is read; charge answers are small.
+const maxBody = 1 << 20
+
+// flight is one trip of a charge through the wire: every attempt with the
+// intent's key, until an answer settles it or the budget runs out.
+type flight struct {
+	c        *Client
+	req      ChargeRequest
+	rec      Record
+	created  bool // the key is new: no earlier call can have sent it
+	probe    wireProbe
+	attempts []attempt
+	settled  *Verdict // set when a lookup settled the charge
+}
+
+// attempt is what one request on the wire came back with.
+type attempt struct {
+	Verdict
+	err error // the transport error, if there was no answer
+}
+
+// run sends until an answer settles the charge or the policy says stop,
+// and returns the deciding verdict.
+func (f *flight) run(ctx context.Context) (Verdict, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.c.retry.MaxElapsed)
+	defer cancel()
+
+	if !f.created && f.guarded() {
+		// An earlier call may have sent this key, and the provider does
+		// not de-duplicate: ask before sending again.
+		if v, resend := f.lookupBeforeResend(ctx); !resend {
+			f.settled = &v
+			return v, nil
+		}
+	}
+	httpReq, err := f.c.provider.NewChargeRequest(withProbe(ctx, &f.probe), f.c.target, f.req, f.rec.Key)
+	if err != nil {
+		return Verdict{Kind: KindInvalid}, err
+	}
+	rreq, err := retryablehttp.FromRequest(httpReq)
+	if err != nil {
+		return Verdict{Kind: KindInvalid}, err
+	}
+	sched := newBackoffSchedule(f.c.retry, f.c.now)
+	rc := &retryablehttp.Client{
+		HTTPClient:   f.c.hc,
+		RetryMax:     f.c.retry.MaxAttempts - 1,
+		CheckRetry:   f.checkRetry,
+		Backoff:      func(_, _ time.Duration, _ int, resp *http.Response) time.Duration { return sched.next(resp) },
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+	}
+	resp, err := rc.Do(rreq)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	return f.outcome(err)
+}
+
+// outcome picks the deciding verdict once the loop has ended.
+func (f *flight) outcome(doErr error) (Verdict, error) {
+	if f.settled != nil {
+		return *f.settled, nil
+	}
+	if len(f.attempts) == 0 {
+		return Verdict{Kind: KindNotSent}, doErr
+	}
+	last := f.attempts[len(f.attempts)-1]
+	return last.Verdict, last.err
+}
+
+// checkRetry is the retry policy handed to go-retryablehttp: it reads each
+// answer through the provider, keeps it, and says whether to go again.
+func (f *flight) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	a := f.read(resp, err)
+	f.attempts = append(f.attempts, a)
+	f.logAttempt(a)
+	if ctx.Err() != nil {
+		return false, nil
+	}
+	again := retryable(a.Verdict)
+	if f.guarded() && mayHaveMoved(a.Kind) && !settles(a.Kind) && !a.Replayed {
+		v, resend := f.lookupBeforeResend(ctx)
+		if !resend {
+			f.settled = &v
+			return false, nil
+		}
+	}
+	return again, nil
+}
+
+// read turns one round trip into an attempt.
+func (f *flight) read(resp *http.Response, err error) attempt {
+	if err != nil {
+		return attempt{Verdict: Verdict{Kind: classifyTransportError(err, f.probe.wrote.Load())}, err: err}
+	}
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if rerr != nil {
+		// The headers came back but the body did not: the request was
+		// processed, we do not know how.
+		return attempt{Verdict: Verdict{Kind: KindLost}, err: rerr}
+	}
+	v := f.c.provider.ReadCharge(resp, body)
+	f.complete(&v, resp, body)
+	return attempt{Verdict: v}
+}
+
+// complete fills what every verdict carries, whatever the adapter filled.
+func (f *flight) complete(v *Verdict, resp *http.Response, body []byte) {
+	if v.Charge != nil {
+		ch := *v.Charge
+		ch.IntentID, ch.Key = f.req.IntentID, f.rec.Key
+		if ch.RequestID == "" {
+			ch.RequestID = v.RequestID
+		}
+		if ch.Raw == nil && jsonish(body) {
+			ch.Raw = append([]byte(nil), body...)
+		}
+		v.Charge = &ch
+	}
+	if v.Err != nil {
+		e := *v.Err
+		e.Provider = f.c.provider.Name()
+		if e.Status == 0 && resp != nil {
+			e.Status = resp.StatusCode
+		}
+		if e.RequestID == "" {
+			e.RequestID = v.RequestID
+		}
+		e.Replayed = e.Replayed || v.Replayed
+		v.Err = &e
+	}
+}
+
+// guarded reports whether the provider must be asked before a resend.
+func (f *flight) guarded() bool {
+	g, ok := f.c.provider.(LookupGuard)
+	return ok && g.LookupBeforeResend()
+}
+
+// lookupBeforeResend asks the provider about the intent; resend is true
+// only when the provider proved that no charge exists.
+func (f *flight) lookupBeforeResend(ctx context.Context) (v Verdict, resend bool) {
+	v, err := f.c.find(ctx, f.rec)
+	if err != nil {
+		f.c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: lookup failed",
+			slog.String("intent", f.req.IntentID), slog.String("error", err.Error()))
+		return Verdict{Kind: KindUnknown}, false
+	}
+	return v, v.Kind == KindNotFound
+}
+
+func (f *flight) logAttempt(a attempt) {
+	attrs := []slog.Attr{
+		slog.String("intent", f.req.IntentID), slog.String("key", f.rec.Key),
+		slog.Int("attempt", len(f.attempts)), slog.String("kind", a.Kind.String()),
+		slog.Bool("replayed", a.Replayed),
+	}
+	if a.RequestID != "" {
+		attrs = append(attrs, slog.String("request_id", a.RequestID))
+	}
+	if a.err != nil {
+		attrs = append(attrs, slog.String("error", a.err.Error()))
+	}
+	f.c.log.LogAttrs(context.Background(), slog.LevelDebug, "idempay: attempt", attrs...)
+}
+
+// mayHaveCharged reports whether anything before this point could have
+// moved money: an earlier call (the key was not new) or an attempt of
+// this one.
+func (f *flight) mayHaveCharged(upTo int) bool {
+	if !f.created {
+		return true
+	}
+	for _, a := range f.attempts[:upTo] {
+		if mayHaveMoved(a.Kind) {
+			return true
+		}
+	}
+	return false
+}
+
+func jsonish(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && (b[0] == '{' || b[0] == '[')
+}

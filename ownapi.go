@@ -1,0 +1,241 @@
+package idempay
+
+import (
+	"cmp"
+	"errors"
+	"io"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// OwnAPI speaks a merchant's own payment API. Its zero value speaks the
+// contract of the article idempay grew from:
+//
+//	POST /payments/charge
+//	Idempotency-Key: <key>
+//	{"order_id": "...", "amount_jpy": 1500, "omise_token": "tokn_..."}
+//
+// answered 201 {"order_id", "charge_id", "status", "amount_jpy"}, with
+// "Idempotency-Replayed: true" on replays, 409 while the key is in flight
+// and 422 when the key was used with another body. Errors may come as
+// {"error": {"type", "code", "decline_code", "param", "message"}} or as
+// FastAPI's {"detail": ...}. Every field changes one part of the contract.
+type OwnAPI struct {
+	// Path of the charge endpoint. Default "/payments/charge".
+	Path string
+	// KeyHeader carries the key. Default "Idempotency-Key".
+	KeyHeader string
+	// ReplayHeaders mark a replayed answer when "true". Default both
+	// spellings in use: "Idempotency-Replayed" and "Idempotent-Replayed".
+	ReplayHeaders []string
+	// Encode builds the request body and its content type. Default: the
+	// article's JSON, which only carries JPY amounts.
+	Encode func(req ChargeRequest) (body []byte, contentType string, err error)
+	// LookupPath, if set, makes the adapter able to settle an intent
+	// without resending: GET LookupPath?order_id=<intent> answers the
+	// charge (2xx) or 404 when there is none.
+	LookupPath string
+}
+
+var (
+	_ Provider = OwnAPI{}
+	_ Finder   = OwnAPI{}
+)
+
+// Name is "ownapi".
+func (OwnAPI) Name() string { return "ownapi" }
+
+// Validate refuses what the default encoding cannot carry.
+func (a OwnAPI) Validate(req ChargeRequest) error {
+	if a.Encode != nil {
+		return nil
+	}
+	if !strings.EqualFold(req.Currency, "JPY") {
+		return invalid("Currency", "the default own-API contract carries amount_jpy only; got %q (set OwnAPI.Encode)", req.Currency)
+	}
+	if req.Source == "" {
+		return invalid("Source", "is required by the own-API contract (omise_token)")
+	}
+	return nil
+}
+
+// NewChargeRequest builds one POST with the key header.
+func (a OwnAPI) NewChargeRequest(ctx context.Context, t Target, req ChargeRequest, key string) (*http.Request, error) {
+	encode := a.Encode
+	if encode == nil {
+		encode = encodeArticleBody
+	}
+	body, contentType, err := encode(req)
+	if err != nil {
+		return nil, err
+	}
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, t.BaseURL.JoinPath(cmp.Or(a.Path, "/payments/charge")).String(), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	r.Header.Set("Content-Type", contentType)
+	r.Header.Set("Accept", "application/json")
+	r.Header.Set(cmp.Or(a.KeyHeader, "Idempotency-Key"), key)
+	if t.Credentials != "" {
+		r.Header.Set("Authorization", "Bearer "+t.Credentials.Reveal())
+	}
+	return r, nil
+}
+
+func encodeArticleBody(req ChargeRequest) ([]byte, string, error) {
+	b, err := json.Marshal(struct {
+		OrderID   string `json:"order_id"`
+		AmountJPY int64  `json:"amount_jpy"`
+		Token     string `json:"omise_token"`
+	}{req.IntentID, req.Amount, req.Source.Reveal()})
+	return b, "application/json", err
+}
+
+// ReadCharge reads the own API's answer.
+func (a OwnAPI) ReadCharge(resp *http.Response, body []byte) Verdict {
+	v := Verdict{Kind: ClassifyStatus(resp.StatusCode), Replayed: a.replayed(resp.Header),
+		RequestID: resp.Header.Get("Request-Id")}
+	if v.Kind == KindSucceeded {
+		return a.readSuccess(v, body)
+	}
+	v.Err = readOwnAPIError(body)
+	v.Kind = refineOwnAPIKind(resp.StatusCode, v.Kind, v.Err, body)
+	return v
+}
+
+func (a OwnAPI) replayed(h http.Header) bool {
+	names := a.ReplayHeaders
+	if names == nil {
+		names = []string{"Idempotency-Replayed", "Idempotent-Replayed"}
+	}
+	for _, n := range names {
+		if strings.EqualFold(strings.TrimSpace(h.Get(n)), "true") {
+			return true
+		}
+	}
+	return false
+}
+
+type ownAPICharge struct {
+	OrderID   string `json:"order_id"`
+	ChargeID  string `json:"charge_id"`
+	Status    string `json:"status"`
+	AmountJPY int64  `json:"amount_jpy"`
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
+}
+
+func (a OwnAPI) readSuccess(v Verdict, body []byte) Verdict {
+	var c ownAPICharge
+	if err := json.Unmarshal(body, &c); err != nil || c.ChargeID == "" {
+		// A 2xx we cannot read still means the server did something.
+		return Verdict{Kind: KindUnknown, Replayed: v.Replayed, RequestID: v.RequestID}
+	}
+	ch := &Charge{ID: c.ChargeID, Status: c.Status, State: StateSucceeded,
+		Amount: cmp.Or(c.Amount, c.AmountJPY), Currency: strings.ToUpper(cmp.Or(c.Currency, "JPY"))}
+	switch strings.ToLower(c.Status) {
+	case "failed", "declined":
+		v.Kind = KindDeclined
+		v.Err = &APIError{Code: "declined", Message: "charge " + c.ChargeID + " " + c.Status}
+		return v
+	case "pending", "processing", "requires_action":
+		v.Kind, ch.State = KindPending, StatePending
+	}
+	v.Charge = ch
+	return v
+}
+
+type ownAPIErrorBody struct {
+	Error *struct {
+		Type        string `json:"type"`
+		Code        string `json:"code"`
+		DeclineCode string `json:"decline_code"`
+		Param       string `json:"param"`
+		Message     string `json:"message"`
+	} `json:"error"`
+	Detail json.RawMessage `json:"detail"`
+}
+
+func readOwnAPIError(body []byte) *APIError {
+	var b ownAPIErrorBody
+	if json.Unmarshal(body, &b) != nil {
+		return &APIError{Message: snippet(body)}
+	}
+	if b.Error != nil {
+		return &APIError{Type: b.Error.Type, Code: b.Error.Code, DeclineCode: b.Error.DeclineCode,
+			Param: b.Error.Param, Message: b.Error.Message}
+	}
+	if len(b.Detail) > 0 {
+		var s string
+		if json.Unmarshal(b.Detail, &s) == nil {
+			return &APIError{Message: s}
+		}
+		return &APIError{Type: "validation_error", Message: snippet(b.Detail)}
+	}
+	return &APIError{Message: snippet(body)}
+}
+
+// refineOwnAPIKind reads what the status alone cannot say. A 422 is the
+// article's "key re-used with another body" unless the body shows a
+// validation error (FastAPI's detail list): when in doubt, the outcome is
+// unknown rather than failed.
+func refineOwnAPIKind(status int, k Kind, e *APIError, body []byte) Kind {
+	idem := strings.Contains(e.Type, "idempotency") || strings.Contains(e.Code, "idempotency")
+	switch {
+	case idem && (status == http.StatusBadRequest || status == http.StatusUnprocessableEntity):
+		return KindKeyConflict
+	case status == http.StatusUnprocessableEntity && e.Type != "validation_error" && e.Type != "invalid_request_error":
+		return KindKeyConflict
+	case status == http.StatusBadRequest && strings.Contains(strings.ToLower(e.Message), "idempotency-key"):
+		// The server did not see our key: a configuration error, nothing done.
+		return KindConfig
+	}
+	return k
+}
+
+var errNoLookup = errors.New("idempay: OwnAPI.LookupPath is not set; the intent cannot be looked up")
+
+// FindCharge looks the intent's charge up at LookupPath.
+func (a OwnAPI) FindCharge(ctx context.Context, hc *http.Client, t Target, rec Record) (Verdict, error) {
+	if a.LookupPath == "" {
+		return Verdict{}, errNoLookup
+	}
+	u := t.BaseURL.JoinPath(a.LookupPath)
+	u.RawQuery = url.Values{"order_id": {rec.IntentID}}.Encode()
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return Verdict{}, err
+	}
+	if t.Credentials != "" {
+		r.Header.Set("Authorization", "Bearer "+t.Credentials.Reveal())
+	}
+	resp, err := hc.Do(r)
+	if err != nil {
+		return Verdict{}, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return Verdict{}, err
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return Verdict{Kind: KindNotFound}, nil
+	}
+	v := a.ReadCharge(resp, body)
+	v.Replayed = true
+	return v, nil
+}
+
+// snippet quotes the start of a body for an error message.
+func snippet(b []byte) string {
+	const n = 200
+	if len(b) > n {
+		return strconv.Quote(string(b[:n])) + "..."
+	}
+	return strconv.Quote(string(b))
+}

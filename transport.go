@@ -1,0 +1,91 @@
+package idempay
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+)
+
+// attemptTransport wraps the caller's RoundTripper so that every request on
+// the wire is one attempt we count and classify.
+//
+// net/http re-sends by itself a request carrying an Idempotency-Key header
+// when a kept-alive connection dies under it (Request.isReplayable): an
+// attempt no counter would see. It does so only when the request can
+// rebuild its body, so this transport hands it a copy without GetBody, and
+// every resend goes through our retry loop instead.
+type attemptTransport struct {
+	base http.RoundTripper
+}
+
+func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	probe := probeFrom(req.Context())
+	if probe == nil {
+		return t.base.RoundTrip(req)
+	}
+	probe.sent.Add(1)
+	probe.wrote.Store(false)
+	trace := &httptrace.ClientTrace{
+		// Once the headers are out, the server may act on the request:
+		// from here on a lost answer means the outcome is unknown.
+		WroteHeaders: func() { probe.wrote.Store(true) },
+	}
+	out := req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
+	out.GetBody = nil
+	return t.base.RoundTrip(out)
+}
+
+// wireProbe records, for the attempt in progress, whether any of it was
+// written, and how many requests went out.
+type wireProbe struct {
+	sent  atomic.Int32
+	wrote atomic.Bool
+}
+
+type probeKey struct{}
+
+func withProbe(ctx context.Context, p *wireProbe) context.Context {
+	return context.WithValue(ctx, probeKey{}, p)
+}
+
+func probeFrom(ctx context.Context) *wireProbe {
+	p, _ := ctx.Value(probeKey{}).(*wireProbe)
+	return p
+}
+
+// classifyTransportError says what a failed round trip means: a
+// configuration error (bad certificate, unsupported scheme) is not retried;
+// otherwise it depends on whether the request was written.
+func classifyTransportError(err error, wrote bool) Kind {
+	var certErr *tls.CertificateVerificationError
+	var unknownAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invalidCert x509.CertificateInvalidError
+	switch {
+	case errors.As(err, &certErr), errors.As(err, &unknownAuth), errors.As(err, &hostErr),
+		errors.As(err, &invalidCert), strings.Contains(err.Error(), "unsupported protocol scheme"):
+		return KindConfig
+	case wrote:
+		return KindLost
+	}
+	return KindNotSent
+}
+
+// wrapHTTPClient copies the caller's client (never mutating it) with the
+// attempt transport, and with redirects off: a charge answered by a
+// redirect must not be followed by a GET that looks like its answer.
+func wrapHTTPClient(hc *http.Client) *http.Client {
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	out := *hc
+	out.Transport = &attemptTransport{base: base}
+	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &out
+}
