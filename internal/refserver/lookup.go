@@ -1,0 +1,27 @@
+package refserver
+
+import "net/http"
+
+// handleLookup answers GET ?order_id=X with the order's first charge, so
+// that a client can settle an intent whose key it may no longer resend.
+// It reads the ledger, not the key store, so it works after retention.
+func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
+	s.stats.lookup()
+	merchant, ok := s.merchant(r)
+	if !ok {
+		s.unauthorized(w)
+		return
+	}
+	orderID := r.URL.Query().Get("order_id")
+	if orderID == "" {
+		writeJSON(w, http.StatusBadRequest, invalidParam("order_id", "order_id is required").body())
+		return
+	}
+	c, found := s.ledger.Find(merchant, orderID)
+	if !found {
+		writeJSON(w, http.StatusNotFound, (&apiError{Type: typeInvalid, Code: "resource_missing",
+			Param: "order_id", Message: "no charge for this order"}).body())
+		return
+	}
+	writeJSON(w, http.StatusOK, mustJSON(resultOf(c)))
+}

@@ -1,0 +1,125 @@
+package refserver
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Server is the reference payment API. It is an http.Handler: mount it on
+// httptest.NewServer, or use Start. All its methods are safe for
+// concurrent use.
+type Server struct {
+	cfg    Config
+	ledger *Ledger
+	keys   *keyStore
+	faults *injector
+	stats  *counters
+}
+
+// New returns a Server configured by cfg, with defaults for zero fields.
+// It panics if cfg.Validate reports an error, as a test fixture built
+// wrong should stop the test at once.
+func New(cfg Config) *Server {
+	if err := cfg.Validate(); err != nil {
+		panic(err)
+	}
+	cfg = cfg.withDefaults()
+	ledger := &Ledger{}
+	return &Server{
+		cfg:    cfg,
+		ledger: ledger,
+		keys:   newKeyStore(cfg.Lease, cfg.Retention, ledger),
+		faults: newInjector(cfg.Faults, cfg.Seed),
+		stats:  newCounters(),
+	}
+}
+
+// Ledger returns the server's record of real charges.
+func (s *Server) Ledger() *Ledger { return s.ledger }
+
+// Stats returns a snapshot of the server's counters.
+func (s *Server) Stats() Stats { return s.stats.snapshot() }
+
+// SetFaults replaces the random fault rates, for example to let a chaos
+// test settle with faults turned off. Scripted faults are not affected.
+func (s *Server) SetFaults(r FaultRates) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	s.faults.setRates(r)
+	return nil
+}
+
+// InjectKey scripts the faults of the next requests carrying key, one
+// per request (NoFault lets one through). Key scripts take precedence
+// over order scripts, which take precedence over InjectNext.
+func (s *Server) InjectKey(key string, faults ...Fault) { s.faults.scriptKey(key, faults) }
+
+// InjectOrder scripts the faults of the next requests for orderID, for
+// tests that know the order but not the key the client chose.
+func (s *Server) InjectOrder(orderID string, faults ...Fault) {
+	s.faults.scriptOrder(orderID, faults)
+}
+
+// InjectNext scripts the faults of the next charge requests, whatever
+// their key or order.
+func (s *Server) InjectNext(faults ...Fault) { s.faults.scriptNext(faults) }
+
+// ServeHTTP serves charges (POST) and lookups (GET) on Config.Path.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Request-Id", newID("req_"))
+	if s.cfg.CloseConnections {
+		w.Header().Set("Connection", "close")
+	}
+	if r.URL.Path != s.cfg.Path {
+		writeJSON(w, http.StatusNotFound, (&apiError{Type: typeInvalid, Code: "resource_missing",
+			Message: "no such endpoint"}).body())
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		s.handleCharge(w, r)
+	case http.MethodGet:
+		s.handleLookup(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST")
+		writeJSON(w, http.StatusMethodNotAllowed, (&apiError{Type: typeInvalid,
+			Code: "method_not_allowed"}).body())
+	}
+}
+
+func (s *Server) now() time.Time { return s.cfg.Now() }
+
+// Start serves a new Server on a loopback port. It returns the server,
+// its base URL ("http://127.0.0.1:port") and a function that stops it and
+// waits for its handlers. It panics if it cannot listen, as
+// httptest.NewServer does.
+func Start(cfg Config) (*Server, string, func()) {
+	s := New(cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic("refserver: listen on loopback: " + err.Error())
+	}
+	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		_ = hs.Serve(ln) // returns ErrServerClosed on shutdown
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			// Shutdown lets handlers in progress finish, so that the
+			// ledger is final when stop returns; Close cuts what is left.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_ = hs.Shutdown(ctx)
+			_ = hs.Close()
+			<-served
+		})
+	}
+	return s, "http://" + ln.Addr().String(), stop
+}
