@@ -1,0 +1,49 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+)
+
+// cancelled returns a context that is already done, so that a store
+// checking ctx.Err() on entry fails deterministically, however fast its
+// operation.
+func cancelled(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	return ctx
+}
+
+func contextCases() []testCase {
+	return []testCase{{
+		name: "Context/Reserve with a cancelled context fails",
+		rule: "Reserve with a context that is already cancelled returns an error: the caller has given up and must not be told a key is reserved",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			if _, err := s.Reserve(cancelled(t), newRecord("ns", "order-1", "key-1", "owner", t0)); err == nil {
+				t.Error("Reserve with a cancelled context returned no error")
+			}
+		},
+	}, {
+		name: "Context/every operation honours a cancelled context",
+		rule: "Resolve, Load, ListOpen and Expire with a context that is already cancelled return an error",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner", t0)).Record
+			ctx := cancelled(t)
+			if err := s.Resolve(ctx, resolution(r, idempay.StateSucceeded, t0.Add(time.Second))); err == nil {
+				t.Error("Resolve with a cancelled context returned no error")
+			}
+			if _, err := s.Load(ctx, "ns", "order-1"); err == nil {
+				t.Error("Load with a cancelled context returned no error")
+			}
+			if _, err := s.ListOpen(ctx, "ns", 0); err == nil {
+				t.Error("ListOpen with a cancelled context returned no error")
+			}
+			if _, err := s.Expire(ctx, t0.AddDate(1, 0, 0)); err == nil {
+				t.Error("Expire with a cancelled context returned no error")
+			}
+		},
+	}}
+}

@@ -1,0 +1,116 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+)
+
+// claimed is the record after a successful claim of stored by claim: the
+// lease and UpdatedAt come from the claim, everything else stays.
+func claimed(stored, claim idempay.Record) idempay.Record {
+	stored.LeaseOwner = claim.LeaseOwner
+	stored.LeaseUntil = claim.LeaseUntil
+	stored.UpdatedAt = claim.UpdatedAt
+	return stored
+}
+
+func leaseCases() []testCase {
+	return []testCase{{
+		name: "Lease/another owner is refused before the lease ends",
+		rule: "Reserve by another owner at an UpdatedAt before LeaseUntil returns Claimed false and leaves the record unchanged: only one instance may send at a time",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			a := reserve(t, s, newRecord("ns", "order-1", "key-a", "owner-a", t0)).Record
+			b := newRecord("ns", "order-1", "key-b", "owner-b", a.LeaseUntil.Add(-us))
+			got := reserve(t, s, b)
+			if got.Claimed || got.Created {
+				t.Errorf("Reserve by owner-b 1µs before owner-a's lease ends: Claimed=%v Created=%v; want both false", got.Claimed, got.Created)
+			}
+			checkRecord(t, "a refused claim must return the record unchanged", got.Record, a)
+			checkStored(t, s, "a refused claim must not change the record", a)
+		},
+	}, {
+		name: "Lease/another owner claims once the lease has ended",
+		rule: "Reserve by another owner at an UpdatedAt at or after LeaseUntil returns Claimed true and stores its LeaseOwner, LeaseUntil and UpdatedAt, keeping the key; the previous owner is then refused",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			a := reserve(t, s, newRecord("ns", "order-1", "key-a", "owner-a", t0)).Record
+			// Exactly at LeaseUntil: the lease is "free after this
+			// instant" is read as expired at it, so a crashed owner
+			// is taken over without an extra tick.
+			b := newRecord("ns", "order-1", "key-b", "owner-b", a.LeaseUntil)
+			got := reserve(t, s, b)
+			if !got.Claimed || got.Created {
+				t.Errorf("Reserve by owner-b at owner-a's LeaseUntil: Claimed=%v Created=%v; want Claimed true, Created false", got.Claimed, got.Created)
+			}
+			want := claimed(a, b)
+			checkRecord(t, "a successful claim returns the stored record with the new lease and the original key", got.Record, want)
+			checkStored(t, s, "a successful claim must store the new lease", want)
+
+			back := newRecord("ns", "order-1", "key-a", "owner-a", b.UpdatedAt.Add(time.Second))
+			if got := reserve(t, s, back); got.Claimed {
+				t.Error("Reserve by owner-a while owner-b holds the lease: Claimed = true; want false")
+			}
+
+			later := newRecord("ns", "order-1", "key-c", "owner-c", b.LeaseUntil.Add(time.Second))
+			got = reserve(t, s, later)
+			if !got.Claimed {
+				t.Error("Reserve by owner-c after owner-b's lease ended: Claimed = false; want true")
+			}
+			checkRecord(t, "a claim after an expired lease", got.Record, claimed(want, later))
+		},
+	}, {
+		name: "Lease/the holder claims its own lease again",
+		rule: "Reserve by the owner that holds the lease returns Claimed true and moves LeaseUntil and UpdatedAt to the new values: a retry by the same instance may extend its lease",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			a := reserve(t, s, newRecord("ns", "order-1", "key-a", "owner-a", t0)).Record
+			again := newRecord("ns", "order-1", "key-other", "owner-a", t0.Add(10*time.Second))
+			got := reserve(t, s, again)
+			if !got.Claimed || got.Created {
+				t.Errorf("Reserve by the lease holder: Claimed=%v Created=%v; want Claimed true, Created false", got.Claimed, got.Created)
+			}
+			want := claimed(a, again)
+			checkRecord(t, "the holder's claim returns the record with its extended lease", got.Record, want)
+			checkStored(t, s, "the holder's claim must store the extended lease", want)
+		},
+	}, {
+		name: "Lease/a released lease is claimable at once",
+		rule: "After Resolve with State Open released the lease, Reserve by any owner returns Claimed true, even before the old LeaseUntil",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			a := reserve(t, s, newRecord("ns", "order-1", "key-a", "owner-a", t0)).Record
+			resolve(t, s, resolution(a, idempay.StateOpen, t0.Add(time.Second)))
+			b := newRecord("ns", "order-1", "key-b", "owner-b", t0.Add(2*time.Second))
+			got := reserve(t, s, b)
+			if !got.Claimed {
+				t.Errorf("Reserve by owner-b after owner-a released its lease (old LeaseUntil %s): Claimed = false; want true",
+					fmtTime(a.LeaseUntil))
+			}
+			if got.Record.Key != "key-a" || got.Record.LeaseOwner != "owner-b" {
+				t.Errorf("claim of a released record: key %q owner %q; want key %q owner %q",
+					got.Record.Key, got.Record.LeaseOwner, "key-a", "owner-b")
+			}
+		},
+	}, {
+		name: "Lease/a closed record is never claimed",
+		rule: "Reserve on a succeeded or failed record returns Claimed false and the record unchanged, whoever asks and however late: its outcome is known and nothing may be sent",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			for _, state := range []idempay.State{idempay.StateSucceeded, idempay.StateFailed} {
+				id := "order-" + string(state)
+				r := reserve(t, s, newRecord("ns", id, "key-1", "owner-a", t0)).Record
+				resolve(t, s, resolution(r, state, t0.Add(time.Second)))
+				closed := load(t, s, "ns", id)
+				for _, owner := range []string{"owner-a", "owner-b"} {
+					for _, at := range []time.Time{t0.Add(2 * time.Second), t0.Add(1000 * time.Hour)} {
+						got := reserve(t, s, newRecord("ns", id, "key-2", owner, at))
+						if got.Claimed || got.Created {
+							t.Errorf("Reserve of a %s record by %s at %s: Claimed=%v Created=%v; want both false",
+								state, owner, fmtTime(at), got.Claimed, got.Created)
+						}
+						checkRecord(t, "Reserve of a "+string(state)+" record must return it unchanged", got.Record, closed)
+					}
+				}
+				checkStored(t, s, "Reserve must not change a "+string(state)+" record", closed)
+			}
+		},
+	}}
+}
