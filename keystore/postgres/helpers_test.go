@@ -7,8 +7,22 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/testenv"
 )
+
+// at is the instant the store-specific tests write, microsecond-aligned so
+// that values read back compare equal.
+var at = time.Date(2030, time.January, 2, 3, 4, 5, 6000, time.UTC)
+
+// record returns an open record of (ns, id) leased to "owner" for a minute.
+func record(ns, id string) idempay.Record {
+	return idempay.Record{
+		Namespace: ns, IntentID: id, Key: "key-" + id, Fingerprint: "fp-" + id,
+		State: idempay.StateOpen, CreatedAt: at, UpdatedAt: at,
+		LeaseOwner: "owner", LeaseUntil: at.Add(time.Minute),
+	}
+}
 
 // poolConfig parses the test DSN (IDEMPAY_POSTGRES_DSN or the local
 // default). Tests change the config (tracers, pool size) before newPool.

@@ -1,0 +1,146 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+func TestSchemaVersionIsLastMigration(t *testing.T) {
+	if last := migrations[len(migrations)-1].version; SchemaVersion != last {
+		t.Errorf("SchemaVersion = %d; the last migration is version %d", SchemaVersion, last)
+	}
+	for i, m := range migrations {
+		if m.version != i+1 {
+			t.Errorf("migrations[%d].version = %d; want %d: versions are consecutive from 1", i, m.version, i+1)
+		}
+	}
+}
+
+// versionsApplied returns the versions recorded in the store's version table.
+func versionsApplied(t *testing.T, s *Store) []int {
+	t.Helper()
+	rows, err := s.pool.Query(t.Context(), `SELECT version FROM `+
+		strings.TrimSuffix(s.table, `"`)+`_schema_version" ORDER BY version`)
+	if err != nil {
+		t.Fatalf("read version table: %v", err)
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestMigrateConcurrently starts four stores on one new schema at once, as a
+// fleet does after a deploy: every one must come up, and the migration must
+// be recorded once.
+func TestMigrateConcurrently(t *testing.T) {
+	pool := newPool(t, poolConfig(t))
+	schema := freshSchema(t, pool)
+
+	const instances = 4
+	stores := make([]*Store, instances)
+	errs := make([]error, instances)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range instances {
+		wg.Go(func() {
+			<-start
+			stores[i], errs[i] = New(t.Context(), pool, WithSchema(schema))
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("instance %d: New = %v; want every concurrent start to succeed", i, err)
+		}
+	}
+	if got := versionsApplied(t, stores[0]); len(got) != 1 || got[0] != SchemaVersion {
+		t.Errorf("versions recorded after %d concurrent starts = %v; want [%d]", instances, got, SchemaVersion)
+	}
+
+	// Every instance writes to the same table.
+	for i, s := range stores {
+		if _, err := s.Reserve(t.Context(), record("ns", string(rune('a'+i)))); err != nil {
+			t.Fatalf("instance %d: Reserve = %v", i, err)
+		}
+	}
+	if open, err := stores[0].ListOpen(t.Context(), "ns", 0); err != nil || len(open) != instances {
+		t.Errorf("ListOpen = %d records, %v; want %d, one per instance", len(open), err, instances)
+	}
+}
+
+// TestMigrateIdempotent runs Migrate again on a migrated schema and checks
+// that it changes nothing and keeps the data.
+func TestMigrateIdempotent(t *testing.T) {
+	s := openStore(t)
+	if _, err := s.Reserve(t.Context(), record("ns", "kept")); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatalf("Migrate on a migrated schema = %v; want nil", err)
+		}
+	}
+	if got := versionsApplied(t, s); len(got) != 1 {
+		t.Errorf("versions recorded = %v; want one entry", got)
+	}
+	if _, err := s.Load(t.Context(), "ns", "kept"); err != nil {
+		t.Errorf("Load after repeated Migrate = %v; want the record kept", err)
+	}
+}
+
+// TestTablesInOneSchemaAreIndependent checks that two table names in one
+// schema are two stores, each with its own version table and indexes.
+func TestTablesInOneSchemaAreIndependent(t *testing.T) {
+	pool := newPool(t, poolConfig(t))
+	schema := freshSchema(t, pool)
+	a, err := New(t.Context(), pool, WithSchema(schema), WithTable("keys_a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(t.Context(), pool, WithSchema(schema), WithTable("keys_b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Reserve(t.Context(), record("ns", "x")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := b.Reserve(t.Context(), record("ns", "x")); err != nil || !got.Created {
+		t.Errorf("Reserve in table keys_b of an intent that only keys_a has: Created=%v, %v; want Created", got.Created, err)
+	}
+}
+
+func TestOptionsValidate(t *testing.T) {
+	bad := map[string]Option{
+		"empty schema":         WithSchema(""),
+		"quoted schema":        WithSchema(`a"; DROP TABLE x; --`),
+		"upper-case table":     WithTable("Keys"),
+		"table with a dot":     WithTable("public.keys"),
+		"table starting digit": WithTable("1keys"),
+		"table too long":       WithTable(strings.Repeat("k", maxTableLen+1)),
+		"zero batch":           WithExpireBatch(0),
+	}
+	for name, opt := range bad {
+		// No pool is touched: options are checked before anything else.
+		if _, err := New(context.Background(), new(pgxpool.Pool), opt); err == nil {
+			t.Errorf("%s: New = nil error; want the option refused", name)
+		}
+	}
+	if _, err := New(context.Background(), nil); err == nil {
+		t.Error("New(nil pool) = nil error; want an error")
+	}
+}
