@@ -1,0 +1,116 @@
+package idempay_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/keystore/memstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
+	store := memstore.New()
+	s := newStub(t, store, created("never"))
+	c := newClient(t, s.server.URL, store)
+	cases := []struct {
+		name  string
+		field string
+		edit  func(*idempay.ChargeRequest)
+	}{
+		{"empty intent ID", "IntentID", func(r *idempay.ChargeRequest) { r.IntentID = "" }},
+		{"intent ID with a newline", "IntentID", func(r *idempay.ChargeRequest) { r.IntentID = "a\nb" }},
+		{"intent ID too long", "IntentID", func(r *idempay.ChargeRequest) { r.IntentID = strings.Repeat("x", 256) }},
+		{"zero amount", "Amount", func(r *idempay.ChargeRequest) { r.Amount = 0 }},
+		{"negative amount", "Amount", func(r *idempay.ChargeRequest) { r.Amount = -1500 }},
+		{"amount that overflows", "Amount", func(r *idempay.ChargeRequest) { r.Amount = math.MaxInt64 }},
+		{"amount past 2^53", "Amount", func(r *idempay.ChargeRequest) { r.Amount = idempay.MaxAmount + 1 }},
+		{"unknown currency", "Currency", func(r *idempay.ChargeRequest) { r.Currency = "ABC" }},
+		{"currency not three letters", "Currency", func(r *idempay.ChargeRequest) { r.Currency = "YEN" + "N" }},
+		{"no-currency code", "Currency", func(r *idempay.ChargeRequest) { r.Currency = "XXX" }},
+		{"key over 255 characters", "Key", func(r *idempay.ChargeRequest) { r.Key = strings.Repeat("k", 256) }},
+		{"key with a control character", "Key", func(r *idempay.ChargeRequest) { r.Key = "abc\x00def" }},
+		{"key with a space", "Key", func(r *idempay.ChargeRequest) { r.Key = "abc def" }},
+		{"metadata with an empty key", "Metadata", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"": "x"} }},
+		{"source with control characters", "Source", func(r *idempay.ChargeRequest) { r.Source = "tok\r\nX-Evil: 1" }},
+		{"own API: not JPY", "Currency", func(r *idempay.ChargeRequest) { r.Currency = "USD" }},
+		{"own API: no token", "Source", func(r *idempay.ChargeRequest) { r.Source = "" }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := order("bad-input")
+			tc.edit(&req)
+			_, err := c.Charge(context.Background(), req)
+			var ve *idempay.ValidationError
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, tc.field, ve.Field)
+			assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
+			assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
+		})
+	}
+	assert.Zero(t, s.hits.Load(), "the server saw no request")
+	_, err := store.Load(context.Background(), c.Namespace(), "bad-input")
+	assert.ErrorIs(t, err, idempay.ErrNotFound, "and nothing was stored")
+}
+
+func TestBadConfigIsRefused(t *testing.T) {
+	store := memstore.New()
+	cases := map[string]idempay.Config{
+		"nil KeyStore":            {BaseURL: "http://127.0.0.1:1"},
+		"base URL without scheme": {BaseURL: "api.example.com/v1", Store: store},
+		"base URL ftp":            {BaseURL: "ftp://example.com", Store: store},
+		"base URL empty":          {Store: store},
+		"base URL with userinfo":  {BaseURL: "https://user:pw@example.com", Store: store},
+		"negative attempts":       {BaseURL: "http://127.0.0.1:1", Store: store, Retry: idempay.RetryPolicy{MaxAttempts: -1}},
+	}
+	for name, cfg := range cases {
+		t.Run(name, func(t *testing.T) {
+			c, err := idempay.New(cfg)
+			assert.Nil(t, c)
+			var ce *idempay.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.ErrorIs(t, err, idempay.ErrInvalidConfig)
+			assert.NotContains(t, err.Error(), "pw", "userinfo is not echoed")
+		})
+	}
+}
+
+func TestZeroDecimalAmountsAreMinorUnits(t *testing.T) {
+	for code, exp := range map[string]int{"JPY": 0, "KRW": 0, "usd": 2, "THB": 2, "BHD": 3} {
+		got, err := idempay.CurrencyExponent(code)
+		require.NoError(t, err, code)
+		assert.Equal(t, exp, got, code)
+	}
+}
+
+func TestSecretsNeverAppear(t *testing.T) {
+	const apiKey, token = "sk_live_APIKEY_SECRET", "tokn_CARD_SECRET"
+	store := memstore.New()
+	s := newStub(t, store, status(402, `{"error":{"type":"card_error","code":"card_declined"}}`))
+	var logs bytes.Buffer
+	c := newClient(t, s.server.URL, store, func(cfg *idempay.Config) {
+		cfg.Credentials = apiKey
+		cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	req := order("secret-check")
+	req.Source = token
+	_, err := c.Charge(context.Background(), req)
+	require.Error(t, err)
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("request", "req", req)
+
+	printed := strings.Join([]string{
+		err.Error(), fmt.Sprintf("%v %+v %#v %s %q %x", req, req, req, req.Source, req.Source, req.Source),
+		fmt.Sprint(idempay.Secret(apiKey)), logs.String(),
+	}, "\n")
+	assert.NotContains(t, printed, "SECRET")
+	assert.NotEmpty(t, logs.String(), "the attempts were logged")
+	rec, err := store.Load(context.Background(), c.Namespace(), "secret-check")
+	require.NoError(t, err)
+	assert.NotContains(t, fmt.Sprintf("%+v %s", rec, rec.Result), "SECRET", "the store keeps no secret")
+}
