@@ -467,7 +467,7 @@ func TestNoSilentResendOnKeptAliveConnection(t *testing.T) {
 			drop(w, r)
 			return
 		}
-		created("ch_" + b.OrderID)(w, r)
+		created("ch_"+b.OrderID)(w, r)
 	})
 	c := newClient(t, s.server.URL, store)
 	_, err := c.Charge(context.Background(), order("first")) // leaves a kept-alive connection

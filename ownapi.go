@@ -1,12 +1,12 @@
 package idempay
 
 import (
-	"cmp"
-	"errors"
-	"io"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
