@@ -153,8 +153,10 @@ func TestReplay(t *testing.T) {
 		t.Error("two responses share a Request-Id")
 	}
 	mustCharges(t, s, 1)
-	if st := s.Stats(); st.Replays != 1 || st.ByKey["k1"] != 2 {
-		t.Errorf("stats: replays %d, requests for k1 %d; want 1 and 2", st.Replays, st.ByKey["k1"])
+	st := s.Stats()
+	if st.Replays != 1 || st.ByKey["k1"] != 2 || st.ByOrder["ord_1"] != 2 || len(st.KeysByOrder["ord_1"]) != 1 {
+		t.Errorf("stats: replays %d, requests for k1 %d, for ord_1 %d, keys for ord_1 %q; want 1, 2, 2, [k1]",
+			st.Replays, st.ByKey["k1"], st.ByOrder["ord_1"], st.KeysByOrder["ord_1"])
 	}
 }
 
