@@ -1,0 +1,135 @@
+package idempay_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/refserver"
+	"github.com/idempay/idempay/keystore/filestore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	crashIntents = flag.Int("crash.intents", 60, "intents charged by the crash test")
+	crashKills   = flag.Int("crash.kills", 3, "how many times the crash test kills its child")
+)
+
+const crashChildEnv = "IDEMPAY_CRASH_CHILD"
+
+// TestCrashAndResume runs a child process that charges intents with the
+// file store and kills it with SIGKILL mid-flight, several times, then lets
+// a last child finish: no intent may be charged twice, none lost.
+func TestCrashAndResume(t *testing.T) {
+	if os.Getenv(crashChildEnv) != "" {
+		t.Skip("parent only")
+	}
+	api, url, stop := refserver.Start(refserver.Config{
+		Faults:  refserver.FaultRates{Pre: 0.05, Mid: 0.05, Post: 0.1},
+		Seed:    11,
+		Lease:   50 * time.Millisecond,
+		Latency: 2 * time.Millisecond, // widen the window a kill can fall into
+	})
+	defer stop()
+	db := filepath.Join(t.TempDir(), "keys.db")
+
+	for kill := range *crashKills {
+		done := runCrashChild(t, url, db, 5+kill*7)
+		t.Logf("kill %d: child reported %d intents settled before SIGKILL", kill+1, done)
+	}
+	done := runCrashChild(t, url, db, -1)
+	require.Equal(t, *crashIntents, done, "the last child settles every intent")
+
+	require.NoError(t, api.Ledger().Check(), "no intent charged twice")
+	assert.Equal(t, *crashIntents, api.Ledger().Len(), "every intent charged exactly once")
+	keys := api.Stats().KeysByOrder
+	for i := range *crashIntents {
+		id := crashIntent(i)
+		assert.Len(t, keys[id], 1, "intent %s sent with one key across every process", id)
+	}
+	store, err := filestore.Open(db)
+	require.NoError(t, err)
+	defer store.Close()
+	open, err := store.ListOpen(context.Background(), "ownapi:default", 0)
+	require.NoError(t, err)
+	assert.Empty(t, open, "nothing left unresolved")
+}
+
+// runCrashChild starts the child and, if killAfter >= 0, kills it once it
+// has settled killAfter intents. It returns how many the child reported.
+func runCrashChild(t *testing.T, url, db string, killAfter int) int {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-crash.intents="+strconv.Itoa(*crashIntents))
+	cmd.Env = append(os.Environ(), crashChildEnv+"=1", "IDEMPAY_CRASH_URL="+url, "IDEMPAY_CRASH_DB="+db)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	done := 0
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		if _, ok := parseSettled(sc.Text()); ok {
+			done++
+		}
+		if killAfter >= 0 && done >= killAfter {
+			// Let the child get somewhere into its next charge: reserving,
+			// sending, or settling.
+			time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+			break
+		}
+	}
+	_ = cmd.Wait() // killed, or finished: the ledger is what we check
+	return done
+}
+
+func parseSettled(line string) (string, bool) {
+	var id string
+	_, err := fmt.Sscanf(line, "settled %s", &id)
+	return id, err == nil
+}
+
+func crashIntent(i int) string { return fmt.Sprintf("crash-%04d", i) }
+
+// TestCrashChild is the child of TestCrashAndResume: it charges every intent
+// until each is settled, printing each one as it settles.
+func TestCrashChild(t *testing.T) {
+	if os.Getenv(crashChildEnv) == "" {
+		t.Skip("run by TestCrashAndResume")
+	}
+	store, err := filestore.Open(os.Getenv("IDEMPAY_CRASH_DB"))
+	require.NoError(t, err)
+	c, err := idempay.New(idempay.Config{
+		BaseURL: os.Getenv("IDEMPAY_CRASH_URL"), Store: store,
+		Retry: idempay.RetryPolicy{MaxAttempts: 6, InitialInterval: 2 * time.Millisecond, MaxInterval: 20 * time.Millisecond},
+		Lease: 200 * time.Millisecond, // a killed sibling's claim is taken over quickly
+	})
+	require.NoError(t, err)
+	for i := range *crashIntents {
+		req := idempay.ChargeRequest{IntentID: crashIntent(i), Amount: int64(1000 + i), Currency: "JPY", Source: "tokn_crash"}
+		for try := 0; ; try++ {
+			_, err := c.Charge(context.Background(), req)
+			if err == nil {
+				fmt.Printf("settled %s\n", req.IntentID)
+				break
+			}
+			require.Less(t, try, 200, "intent %s never settled: %v", req.IntentID, err)
+			require.True(t, errors.Is(err, idempay.ErrOutcomeUnknown), "only unknown outcomes are retried: %v", err)
+			if errors.Is(err, idempay.ErrInProgress) {
+				time.Sleep(50 * time.Millisecond) // a killed process's lease runs out
+			}
+		}
+	}
+}
