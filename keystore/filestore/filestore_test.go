@@ -1,0 +1,349 @@
+package filestore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/keystore/filestore"
+	"github.com/idempay/idempay/keystore/storetest"
+	bolt "go.etcd.io/bbolt"
+)
+
+// open opens a store in a fresh directory and closes it when the test ends.
+func open(t testing.TB, opts ...filestore.Option) *filestore.Store {
+	t.Helper()
+	s, err := filestore.Open(filepath.Join(t.TempDir(), "keys.db"), opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) idempay.KeyStore { return open(t) })
+}
+
+// TestConformanceNoBatching runs the suite with batching off, the path a
+// store takes when every call commits alone.
+func TestConformanceNoBatching(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) idempay.KeyStore {
+		return open(t, filestore.WithMaxBatchSize(1), filestore.WithMaxBatchDelay(0))
+	})
+}
+
+var t0 = time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func record(ns, id, key string, created time.Time) idempay.Record {
+	return idempay.Record{
+		Namespace: ns, IntentID: id, Key: key, Fingerprint: "fp",
+		State: idempay.StateOpen, CreatedAt: created, UpdatedAt: created,
+		LeaseOwner: "owner", LeaseUntil: created.Add(time.Minute),
+	}
+}
+
+func TestReopenKeepsRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.db")
+	s, err := filestore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := s.Reserve(ctx, record("ns", "open", "k1", t0)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Reserve(ctx, record("ns", "done", "k2", t0)); err != nil {
+		t.Fatal(err)
+	}
+	res := idempay.Resolution{Namespace: "ns", IntentID: "done", Key: "k2", State: idempay.StateSucceeded, Result: []byte{0, 1, 2}, At: t0}
+	if err := s.Resolve(ctx, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close = %v; want the first's result (nil)", err)
+	}
+	if _, err := s.Load(ctx, "ns", "open"); err == nil {
+		t.Error("Load after Close succeeded; want an error")
+	}
+
+	s, err = filestore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if r, err := s.Load(ctx, "ns", "open"); err != nil || r.Key != "k1" || r.State != idempay.StateOpen {
+		t.Errorf("after reopen, open record = %+v, %v; want key k1, open", r, err)
+	}
+	if r, err := s.Load(ctx, "ns", "done"); err != nil || r.State != idempay.StateSucceeded || string(r.Result) != "\x00\x01\x02" {
+		t.Errorf("after reopen, resolved record = %+v, %v; want succeeded with its result", r, err)
+	}
+	if open, err := s.ListOpen(ctx, "ns", 0); err != nil || len(open) != 1 || open[0].IntentID != "open" {
+		t.Errorf("after reopen, ListOpen = %v, %v; want the open record only", open, err)
+	}
+}
+
+func TestOptionsAreValidated(t *testing.T) {
+	bad := map[string]filestore.Option{
+		"retention 0":          filestore.WithRetention(0),
+		"retention negative":   filestore.WithRetention(-time.Hour),
+		"batch size 0":         filestore.WithMaxBatchSize(0),
+		"batch delay negative": filestore.WithMaxBatchDelay(-1),
+		"mode not writable":    filestore.WithFileMode(0o400),
+		"mode with type bits":  filestore.WithFileMode(os.ModeDir | 0o700),
+		"open timeout < 0":     filestore.WithOpenTimeout(-time.Second),
+		"sweep interval < 0":   filestore.WithSweepInterval(-time.Second),
+		"nil clock":            filestore.WithClock(nil),
+		"nil sweep report":     filestore.WithSweepReport(nil),
+	}
+	for name, opt := range bad {
+		path := filepath.Join(t.TempDir(), "keys.db")
+		if s, err := filestore.Open(path, opt); err == nil {
+			s.Close()
+			t.Errorf("Open with %s succeeded; want an error", name)
+		}
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("Open with %s created the file; an invalid option must fail before touching it", name)
+		}
+	}
+}
+
+func TestFileMode(t *testing.T) {
+	dir := t.TempDir()
+	for _, mode := range []os.FileMode{filestore.DefaultFileMode, 0o640} {
+		path := filepath.Join(dir, mode.String())
+		s, err := filestore.Open(path, filestore.WithFileMode(mode))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The umask may clear bits, never set them.
+		if got := fi.Mode().Perm(); got&^mode != 0 || got&0o600 != 0o600 {
+			t.Errorf("file created with WithFileMode(%v) has mode %v", mode, got)
+		}
+	}
+}
+
+// TestOpenTimeout shows that a second Open of a file in use fails after the
+// open timeout instead of hanging, and that the file opens once released.
+func TestOpenTimeout(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.db")
+	first, err := filestore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if s, err := filestore.Open(path, filestore.WithOpenTimeout(100*time.Millisecond)); err == nil {
+		s.Close()
+		t.Fatal("second Open of a file in use succeeded; want a lock timeout")
+	} else if !errors.Is(err, bolt.ErrTimeout) {
+		t.Errorf("second Open = %v; want an error matching bbolt's ErrTimeout", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("second Open took %v to fail with a 100ms timeout", d)
+	}
+	first.Close()
+	second, err := filestore.Open(path, filestore.WithOpenTimeout(time.Second))
+	if err != nil {
+		t.Fatalf("Open after the first Store closed: %v", err)
+	}
+	second.Close()
+}
+
+// TestForeignFileRefused: a bbolt file written by another program, or by a
+// future file format, is not taken over.
+func TestForeignFileRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "other.db")
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucket([]byte("sessions"))
+		return err
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := filestore.Open(path); !errors.Is(err, filestore.ErrFormat) {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("Open of another program's bbolt file = %v; want ErrFormat", err)
+	}
+
+	path = filepath.Join(t.TempDir(), "future.db")
+	s, err := filestore.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db, err = bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("meta")).Put([]byte("format"), []byte{99}) })
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := filestore.Open(path); !errors.Is(err, filestore.ErrFormat) {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("Open of a file in format 99 = %v; want ErrFormat", err)
+	}
+}
+
+// TestSweep checks that the background sweep expires closed records older
+// than the retention window by the store's clock, keeps open ones, and
+// stops with Close without leaving its goroutine behind.
+func TestSweep(t *testing.T) {
+	before := runtime.NumGoroutine()
+	now := t0.Add(30 * 24 * time.Hour)
+	sweeps := make(chan int, 100)
+	path := filepath.Join(t.TempDir(), "keys.db")
+	// First a store without sweep, to write the records.
+	s, err := filestore.Open(path, filestore.WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	for _, id := range []string{"old-done", "old-open", "new-done"} {
+		created := t0
+		if id == "new-done" {
+			created = now.Add(-time.Hour)
+		}
+		if _, err := s.Reserve(ctx, record("ns", id, "k-"+id, created)); err != nil {
+			t.Fatal(err)
+		}
+		if id != "old-open" {
+			res := idempay.Resolution{Namespace: "ns", IntentID: id, Key: "k-" + id, State: idempay.StateFailed, At: created}
+			if err := s.Resolve(ctx, res); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	s.Close()
+
+	s, err = filestore.Open(path,
+		filestore.WithClock(func() time.Time { return now }),
+		filestore.WithRetention(7*24*time.Hour),
+		filestore.WithSweepInterval(10*time.Millisecond),
+		filestore.WithSweepReport(func(n int, err error) {
+			if err != nil {
+				t.Errorf("sweep: %v", err)
+			}
+			sweeps <- n
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := <-sweeps; n != 1 {
+		t.Errorf("first sweep deleted %d records; want 1 (old-done)", n)
+	}
+	if n := <-sweeps; n != 0 {
+		t.Errorf("second sweep deleted %d records; want 0", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = filestore.Open(path, filestore.WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for id, want := range map[string]bool{"old-done": false, "old-open": true, "new-done": true} {
+		_, err := s.Load(ctx, "ns", id)
+		if got := err == nil; got != want {
+			t.Errorf("after sweep, Load(%q) = %v; want present=%v", id, err, want)
+		}
+	}
+
+	// The sweep goroutine of the closed store must be gone. Goroutines
+	// of the runtime and of other tests settle asynchronously, so allow
+	// a moment.
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		t.Errorf("%d goroutines after Close, %d before Open: the sweep leaked", n, before)
+	}
+}
+
+// TestCloseStopsSweepPromptly: Close must not wait for the next tick of a
+// long sweep interval.
+func TestCloseStopsSweepPromptly(t *testing.T) {
+	s, err := filestore.Open(filepath.Join(t.TempDir(), "keys.db"), filestore.WithSweepInterval(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() { done <- s.Close() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not return within 5s with an hourly sweep")
+	}
+}
+
+// TestExpireLargeBacklog deletes more than one Expire chunk, to cover the
+// loop over several transactions.
+func TestExpireLargeBacklog(t *testing.T) {
+	s := open(t, filestore.WithSweepInterval(0))
+	ctx := context.Background()
+	const n = 2500
+	recs := make([]idempay.Record, n)
+	for i := range recs {
+		recs[i] = record("ns", fmt.Sprintf("id-%04d", i), "k", t0.Add(time.Duration(i)*time.Microsecond))
+	}
+	// Concurrent writers, so that the records go in through shared
+	// commits rather than 2500 fsyncs.
+	errs := make(chan error, n)
+	for _, r := range recs {
+		go func() {
+			if _, err := s.Reserve(ctx, r); err != nil {
+				errs <- err
+				return
+			}
+			errs <- s.Resolve(ctx, idempay.Resolution{Namespace: r.Namespace, IntentID: r.IntentID, Key: r.Key, State: idempay.StateSucceeded, At: r.CreatedAt})
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Reserve(ctx, record("ns", "still-open", "k", t0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Expire(ctx, t0.Add(time.Hour))
+	if err != nil || got != n {
+		t.Errorf("Expire = %d, %v; want %d", got, err, n)
+	}
+	if open, err := s.ListOpen(ctx, "ns", 0); err != nil || len(open) != 1 {
+		t.Errorf("ListOpen after Expire = %d records, %v; want the one open record", len(open), err)
+	}
+}
