@@ -72,7 +72,8 @@ type Config struct {
 	// Now is the clock for leases and retention. Default time.Now.
 	Now func() time.Time
 	// OnRequest, if set, is called for every charge request, before any
-	// fault or processing.
+	// fault or processing, on the handler's goroutine: a hook that blocks
+	// holds the request.
 	OnRequest func(RequestInfo)
 }
 

@@ -37,14 +37,34 @@
 //     charging. The key is released (the article's API), or the 500 is
 //     stored and replayed when Config.StoreServerErrors is set (Stripe).
 //
-// A dropped connection surfaces at a net/http client as an error wrapping
-// io.EOF ("EOF"), or syscall.ECONNRESET with Config.DropWithReset. Beware:
-// net/http's Transport silently re-sends a request that carries an
-// Idempotency-Key header (and a rewindable body) when a kept-alive
-// connection fails before the first response byte, so on a reused
-// connection a drop may never reach the caller; the server still counts
-// every attempt in Stats. Set Config.CloseConnections to make every request
-// use a fresh connection, so that every drop reaches the client as an error.
+// # What a net/http client sees
+//
+// Pre, Mid and Post close the connection after the request has been read
+// and before any response byte: Client.Do returns a *url.Error wrapping
+// io.EOF, or syscall.ECONNRESET with Config.DropWithReset. The three are
+// indistinguishable to the client, which is the point: only the key makes
+// the retry safe. A retry then gets, respectively, a fresh 201 (nothing
+// was claimed), 409 idempotency_key_in_use until the lease expires and a
+// fresh 201 after, or the stored answer with the replay header.
+//
+// Beware: net/http's Transport silently re-sends a request that carries
+// an Idempotency-Key header (and a rewindable body, as from bytes.Reader
+// or strings.Reader) when a kept-alive connection fails before the first
+// response byte. On a reused connection a drop may therefore never reach
+// the caller, who sees the answer to the hidden retry instead (a replay
+// after Post, a 409 after Mid). The server counts every attempt in Stats
+// and calls OnRequest for each. Set Config.CloseConnections, or use a
+// Transport with DisableKeepAlives, so that every drop reaches the client.
+//
+// Unavailable answers 503 {"error":{"type":"api_error","code":
+// "service_unavailable"}} with Retry-After; Internal answers 500
+// {"error":{"type":"api_error","code":"internal_error"}}, marked with the
+// replay header when it is a stored one being replayed.
+//
+// GET on the charge path with ?order_id= returns the tenant's first charge
+// for the order (200, the body of a 201) or 404: the settling lookup for an
+// intent whose key is too old to resend. It reads the ledger, so it works
+// after the key's retention, and is never faulted.
 //
 // The Ledger records every real charge; Ledger.Check reports any order that
 // was charged twice, which is what the SDK must never cause.

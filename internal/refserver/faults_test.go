@@ -265,6 +265,13 @@ func TestTransportRetriesDropsOnReusedConnections(t *testing.T) {
 			r.replayed(), s.Stats().ByKey["k1"])
 	}
 
+	// After Mid the hidden retry meets the live claim.
+	s.InjectKey("k2", Mid)
+	mustStatus(t, post(t, c, ts.URL, "k2", body("ord_2", 1500, "tok_visa")), 409)
+	if n := s.Stats().ByKey["k2"]; n != 2 {
+		t.Errorf("server saw %d requests for k2, want 2", n)
+	}
+
 	s, ts = newTest(t, Config{CloseConnections: true})
 	c = ts.Client()
 	mustStatus(t, post(t, c, ts.URL, "warm", body("ord_0", 1, "tok")), 201)

@@ -110,6 +110,7 @@ type DuplicateChargeError struct {
 	Duplicates []Duplicate
 }
 
+// Error lists each order charged more than once and the keys used.
 func (e *DuplicateChargeError) Error() string {
 	var b strings.Builder
 	b.WriteString("refserver: orders charged more than once:")

@@ -2,8 +2,9 @@ package refserver
 
 import "net/http"
 
-// handleLookup answers GET ?order_id=X with the order's first charge, so
-// that a client can settle an intent whose key it may no longer resend.
+// handleLookup answers GET ?order_id=X with the tenant's first charge for
+// the order (200, the charge body) or 404 resource_missing, so that a
+// client can settle an intent whose key it may no longer resend.
 // It reads the ledger, not the key store, so it works after retention.
 func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
 	s.stats.lookup()
