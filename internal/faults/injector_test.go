@@ -1,0 +1,52 @@
+package faults
+
+import "testing"
+
+// Scripts by key win over scripts by intent, which win over the next-request
+// queue, which wins over chance.
+func TestInjectorPrecedence(t *testing.T) {
+	in := NewInjector(Rates{Post: 1}, 1)
+	in.ScriptNext(Mid)
+	in.ScriptIntent("o1", Unavailable)
+	in.ScriptKey("k1", Pre, None)
+	for i, want := range []Fault{Pre, None, Unavailable, Mid, Post} {
+		if got := in.Draw("k1", "o1"); got != want {
+			t.Fatalf("draw %d = %v, want %v", i, got, want)
+		}
+	}
+}
+
+// The same seed and the same order of requests give the same faults.
+func TestInjectorDeterministic(t *testing.T) {
+	r := Rates{Pre: .1, Mid: .1, Post: .1, Unavailable: .05}
+	a, b := NewInjector(r, 7), NewInjector(r, 7)
+	seen := map[Fault]int{}
+	for i := range 2000 {
+		fa, fb := a.Draw("", ""), b.Draw("", "")
+		if fa != fb {
+			t.Fatalf("draw %d differs: %v vs %v", i, fa, fb)
+		}
+		seen[fa]++
+	}
+	for _, f := range []Fault{None, Pre, Mid, Post, Unavailable} {
+		if seen[f] == 0 {
+			t.Errorf("fault %v never drawn in 2000 draws", f)
+		}
+	}
+	if seen[Internal] != 0 {
+		t.Errorf("Internal drawn %d times at rate 0", seen[Internal])
+	}
+}
+
+func TestInjectorSetRates(t *testing.T) {
+	in := NewInjector(Rates{Post: 1}, 1)
+	if err := in.SetRates(Rates{Post: 2}); err == nil {
+		t.Fatal("invalid rates accepted")
+	}
+	if err := in.SetRates(Rates{}); err != nil {
+		t.Fatal(err)
+	}
+	if f := in.Draw("k", "i"); f != None {
+		t.Fatalf("faults off, drew %v", f)
+	}
+}
