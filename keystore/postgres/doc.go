@@ -34,6 +34,13 @@
 // not run this store under a role or database with synchronous_commit=off:
 // a crash could then lose a key that was already sent.
 //
+// Resolve, by default, commits with synchronous_commit off for its own
+// statement only: the contract lets a crash lose a resolution (the intent
+// reopens and is resumed with the same key, which the provider answers with
+// a replay), so a charge pays for one WAL flush, not two. The resolution
+// still reaches disk within a fraction of a second (wal_writer_delay), or at
+// the next durable commit. WithDurableResolve restores the flush.
+//
 // # Time
 //
 // Lease expiry is judged on the UpdatedAt the caller passes to Reserve (the

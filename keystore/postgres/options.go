@@ -17,10 +17,11 @@ const (
 type Option func(*config) error
 
 type config struct {
-	schema      string
-	table       string
-	expireBatch int
-	migrate     bool
+	schema         string
+	table          string
+	expireBatch    int
+	migrate        bool
+	durableResolve bool
 }
 
 func defaultConfig() config {
@@ -87,6 +88,20 @@ func WithExpireBatch(n int) Option {
 func WithoutMigration() Option {
 	return func(c *config) error {
 		c.migrate = false
+		return nil
+	}
+}
+
+// WithDurableResolve makes Resolve wait for its commit to reach disk, as
+// Reserve always does. By default Resolve commits with synchronous_commit
+// off: the KeyStore contract allows a crash to lose a resolution (the intent
+// reopens and is resumed with the same key, answered by a replay), and
+// skipping that flush halves the fsyncs of a charge. Use this option when
+// something else reads the table and must never see a settled record revert
+// to open after a database crash.
+func WithDurableResolve() Option {
+	return func(c *config) error {
+		c.durableResolve = true
 		return nil
 	}
 }

@@ -45,7 +45,7 @@ func New(ctx context.Context, pool *pgxpool.Pool, opts ...Option) (*Store, error
 		cfg:   cfg,
 		table: pgx.Identifier{cfg.schema, cfg.table}.Sanitize(),
 	}
-	s.q = buildQueries(s.table)
+	s.q = buildQueries(s.table, cfg.durableResolve)
 	if cfg.migrate {
 		if err := s.Migrate(ctx); err != nil {
 			return nil, err
