@@ -1,0 +1,76 @@
+package idempaytest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/keystore/memstore"
+)
+
+// FastRetry returns a retry policy for tests: up to 8 attempts, backoffs
+// from 2 ms doubling to 50 ms, no jitter, Retry-After capped at 50 ms.
+// Its waits add up to about 160 ms, longer than DefaultLease, so a charge
+// outlives a Mid fault, and without jitter a scripted test takes the same
+// path every run. It is a function, not a variable, so no test can change
+// it for another.
+func FastRetry() idempay.RetryPolicy {
+	return idempay.RetryPolicy{
+		MaxAttempts:     8,
+		InitialInterval: 2 * time.Millisecond,
+		MaxInterval:     50 * time.Millisecond,
+		Multiplier:      2,
+		NoJitter:        true,
+		MaxElapsed:      10 * time.Second,
+		MaxRetryAfter:   50 * time.Millisecond,
+	}
+}
+
+// ClientOption changes the configuration NewClient builds, before the
+// client is made: set a Logger, a Clock, a shared Store, another Retry
+// policy or your own Provider.
+type ClientOption func(*idempay.Config)
+
+// NewClient returns an idempay client for srv: the server's URL and
+// HTTP client, its secret as credentials, a fresh in-memory store,
+// FastRetry, and an idempay.OwnAPI provider that reads the server's replay
+// header and can look charges up (so Client.Settle works). Options apply
+// last; an option that sets Provider replaces all of that provider setup.
+//
+// It stops the test with t.Fatal if idempay.New refuses the
+// configuration. When the test ends it fails the test if srv charged any
+// intent twice: a duplicate charge is never a passing outcome.
+func NewClient(t testing.TB, srv *Server, opts ...ClientOption) *idempay.Client {
+	t.Helper()
+	provider := idempay.OwnAPI{LookupPath: ChargePath}
+	if srv.replayHeader != "" {
+		provider.ReplayHeaders = []string{srv.replayHeader}
+	}
+	cfg := idempay.Config{
+		BaseURL:     srv.URL,
+		Credentials: idempay.Secret(srv.secret),
+		Provider:    provider,
+		Store:       memstore.New(),
+		HTTPClient:  srv.Client(),
+		Retry:       FastRetry(),
+	}
+	for _, opt := range opts {
+		opt(&cfg)
+	}
+	c, err := idempay.New(cfg)
+	if err != nil {
+		t.Fatalf("idempaytest: NewClient: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.CheckNoDuplicates(); err != nil {
+			t.Errorf("%v", err)
+		}
+	})
+	return c
+}
+
+// Request returns a charge request the Server accepts: amountJPY yen,
+// paid with Token. Change Source to DeclineToken for a decline.
+func Request(intentID string, amountJPY int64) idempay.ChargeRequest {
+	return idempay.ChargeRequest{IntentID: intentID, Amount: amountJPY, Currency: "JPY", Source: Token}
+}
