@@ -49,7 +49,9 @@ type KeyStore interface {
 	ListOpen(ctx context.Context, namespace string, limit int) ([]Record, error)
 
 	// Expire deletes succeeded and failed records created before cutoff and
-	// returns how many it deleted. Open and pending records are never
+	// returns how many it deleted. A deleted record is forgotten: charging
+	// its intent again makes a new key, so keep records longer than any
+	// caller may retry an intent. Open and pending records are never
 	// deleted by Expire: they stand for money that may have moved and
 	// must be settled first.
 	Expire(ctx context.Context, cutoff time.Time) (int, error)
@@ -95,7 +97,7 @@ type Record struct {
 	CreatedAt   time.Time // when the key was reserved
 	UpdatedAt   time.Time // last Reserve claim or Resolve
 	LeaseOwner  string    // the client instance charging it now, if any
-	LeaseUntil  time.Time // the lease is free after this instant
+	LeaseUntil  time.Time // the lease is free from this instant on
 	ProviderRef string    // the provider's charge ID, once known
 	Result      []byte    // the encoded outcome, for replay without a request
 }
