@@ -1,0 +1,79 @@
+package fakestripe
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/idempay/idempay/internal/faults"
+)
+
+// Defaults applied by New to zero fields of Config.
+const (
+	DefaultLease     = 2 * time.Second
+	DefaultRetention = 24 * time.Hour
+)
+
+// Config configures a Server. The zero value accepts any bearer secret and
+// injects no faults.
+type Config struct {
+	// APIKey, if set, is the only secret accepted; otherwise any non-empty
+	// bearer secret is, and each secret is its own account.
+	APIKey string
+	// Lease bounds how long a claim on a key blocks others without
+	// completing. Default DefaultLease.
+	Lease time.Duration
+	// Retention is how long a key is remembered. Default DefaultRetention.
+	Retention time.Duration
+	// SearchDelay is how long after its creation a PaymentIntent becomes
+	// visible to search. Zero: at once.
+	SearchDelay time.Duration
+	// Faults are the probabilities of each fault per charge request, drawn
+	// from a source seeded with Seed.
+	Faults faults.Rates
+	Seed   uint64
+	// RetryAfter is sent, in whole seconds, with injected 503s.
+	RetryAfter time.Duration
+	// ShouldRetry sends Stripe-Should-Retry: true on 409 and 503 answers
+	// and false on 400, 402 and 500 answers.
+	ShouldRetry bool
+	// DropWithReset ends dropped connections with a TCP reset.
+	DropWithReset bool
+	// CloseConnections answers every request with Connection: close.
+	CloseConnections bool
+	// Now is the clock for leases, retention and search. Default time.Now.
+	Now func() time.Time
+	// OnRequest, if set, is called for every charge request as it arrives,
+	// before any fault or processing.
+	OnRequest func(RequestInfo)
+}
+
+// RequestInfo describes a charge request as it arrives.
+type RequestInfo struct {
+	Request *http.Request // its body has been read: use Form
+	Key     string        // the Idempotency-Key header, trimmed
+	Intent  string        // metadata[idempay_intent], if present
+	Form    url.Values    // the parsed body
+}
+
+// Validate reports whether c can configure a Server.
+func (c Config) Validate() error {
+	if c.Lease < 0 || c.Retention < 0 || c.SearchDelay < 0 || c.RetryAfter < 0 {
+		return errors.New("fakestripe: negative duration")
+	}
+	return c.Faults.Validate()
+}
+
+func (c Config) withDefaults() Config {
+	if c.Lease == 0 {
+		c.Lease = DefaultLease
+	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}

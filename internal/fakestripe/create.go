@@ -1,0 +1,185 @@
+package fakestripe
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idempay/idempay/internal/faults"
+)
+
+// maxBody bounds a request body; charge bodies are small.
+const maxBody = 1 << 20
+
+// createReq is a charge request that passed authentication and validation.
+type createReq struct {
+	account string
+	key     string
+	intent  string
+	params  createParams
+	fp      string
+	fault   faults.Fault
+}
+
+// handleCreate runs POST /v1/payment_intents through its life: arrival
+// (hook, counters, early faults), admission (auth, parameters), then
+// execution under the key.
+func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	form, perr := url.ParseQuery(string(raw))
+	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
+	intent := form.Get("metadata[" + IntentMetadataKey + "]")
+	s.stats.arrive(key, intent)
+	if s.cfg.OnRequest != nil {
+		s.cfg.OnRequest(RequestInfo{Request: r, Key: key, Intent: intent, Form: form})
+	}
+	a := &answer{s: s, w: w, intent: intent}
+	fault := s.faults.Draw(key, intent)
+	switch fault {
+	case faults.Pre:
+		a.drop(fault)
+		return
+	case faults.Unavailable:
+		s.stats.fault(fault)
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.cfg.RetryAfter/time.Second)))
+		a.send(http.StatusServiceUnavailable, (&apiError{Type: typeAPI, Message: "Stripe is temporarily unavailable."}).body(), false)
+		return
+	}
+	account, ok := s.account(r)
+	if !ok {
+		a.send(http.StatusUnauthorized, (&apiError{Type: typeInvalid, Message: "Invalid API Key provided."}).body(), false)
+		return
+	}
+	if err != nil || perr != nil {
+		a.send(http.StatusBadRequest, invalidParam("", "The request body could not be parsed.").body(), false)
+		return
+	}
+	if key != "" {
+		w.Header().Set("Idempotency-Key", key)
+	}
+	if len(key) > 255 {
+		a.send(http.StatusBadRequest, invalidParam("", "Idempotency-Key is longer than 255 characters.").body(), false)
+		return
+	}
+	params, verr := parseCreate(form)
+	if verr != nil {
+		a.send(http.StatusBadRequest, verr.body(), false)
+		return
+	}
+	s.execute(a, createReq{account: account, key: key, intent: intent, params: params,
+		fp: r.URL.Path + "?" + form.Encode(), fault: fault})
+}
+
+// execute claims the key and acts on what the claim found. A request
+// without a key runs unprotected, as at Stripe.
+func (s *Server) execute(a *answer, c createReq) {
+	if c.key == "" {
+		s.process(a, c, func(resp stored, effect func()) bool { effect(); return true })
+		return
+	}
+	sc := scope{c.account, c.key}
+	cl := s.keys.claim(sc, c.fp, s.now())
+	switch cl.kind {
+	case claimMismatch:
+		a.send(http.StatusBadRequest, (&apiError{Type: typeIdempotency,
+			Message: "Keys for idempotent requests can only be used with the same parameters they were first used with."}).body(), false)
+	case claimInUse:
+		a.inUse()
+	case claimReplay:
+		a.reply(cl.resp, true, c.fault)
+	default:
+		s.process(a, c, func(resp stored, effect func()) bool { return s.keys.commit(sc, cl.token, resp, effect) })
+	}
+}
+
+// process executes a request holding its key's claim; commit stores the
+// answer and the effect together, or reports that the claim was lost.
+func (s *Server) process(a *answer, c createReq, commit func(stored, func()) bool) {
+	switch c.fault {
+	case faults.Mid: // the crash: nothing charged, nothing stored, the claim left to its lease
+		a.drop(c.fault)
+		return
+	case faults.Internal:
+		s.stats.fault(c.fault)
+		resp := stored{http.StatusInternalServerError, (&apiError{Type: typeAPI,
+			Message: "An unknown error occurred while processing the request."}).body()}
+		if !commit(resp, func() {}) {
+			a.inUse()
+			return
+		}
+		a.send(resp.status, resp.body, false)
+		return
+	}
+	now := s.now()
+	pi, decline := newIntent(c.params, c.account, c.key, now)
+	resp := stored{http.StatusOK, mustJSON(pi)}
+	if decline != nil {
+		resp = stored{http.StatusPaymentRequired, decline.body()}
+	}
+	if !commit(resp, func() { s.intents.add(pi, now, s.ledger) }) {
+		// Our lease ran out and another request took the key over: it
+		// charges, we must not.
+		a.inUse()
+		return
+	}
+	a.reply(resp, false, c.fault)
+}
+
+// account authenticates r and returns the key space it uses.
+func (s *Server) account(r *http.Request) (string, bool) {
+	scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	secret = strings.TrimSpace(secret)
+	if !strings.EqualFold(scheme, "Bearer") || secret == "" {
+		return "", false
+	}
+	if s.cfg.APIKey != "" && secret != s.cfg.APIKey {
+		return "", false
+	}
+	return secret, true
+}
+
+// answer writes one charge answer and counts it.
+type answer struct {
+	s      *Server
+	w      http.ResponseWriter
+	intent string
+}
+
+func (a *answer) drop(f faults.Fault) {
+	a.s.stats.fault(f)
+	faults.Drop(a.w, a.s.cfg.DropWithReset)
+}
+
+func (a *answer) inUse() {
+	a.send(http.StatusConflict, (&apiError{Type: typeIdempotency, Code: "idempotency_key_in_use",
+		Message: "There is currently another in-progress request using this Idempotent Key."}).body(), false)
+}
+
+// reply sends a stored answer, unless a Post fault loses it.
+func (a *answer) reply(resp stored, replayed bool, f faults.Fault) {
+	if f == faults.Post {
+		a.drop(f)
+		return
+	}
+	a.send(resp.status, resp.body, replayed)
+}
+
+func (a *answer) send(status int, body []byte, replayed bool) {
+	h := a.w.Header()
+	if replayed {
+		h.Set("Idempotent-Replayed", "true")
+	}
+	if a.s.cfg.ShouldRetry {
+		switch status {
+		case http.StatusConflict, http.StatusServiceUnavailable:
+			h.Set("Stripe-Should-Retry", "true")
+		case http.StatusBadRequest, http.StatusPaymentRequired, http.StatusInternalServerError:
+			h.Set("Stripe-Should-Retry", "false")
+		}
+	}
+	a.s.stats.answered(a.intent, status, replayed)
+	writeJSON(a.w, status, body)
+}

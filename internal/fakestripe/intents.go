@@ -1,0 +1,180 @@
+package fakestripe
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idempay/idempay/internal/faults"
+)
+
+// PaymentIntent is the fake's PaymentIntent, in Stripe's JSON shape (the
+// fields the adapter reads, and a few more).
+type PaymentIntent struct {
+	ID                 string            `json:"id"`
+	Object             string            `json:"object"`
+	Amount             int64             `json:"amount"`
+	Currency           string            `json:"currency"`
+	Status             string            `json:"status"`
+	CaptureMethod      string            `json:"capture_method"`
+	Customer           *string           `json:"customer"`
+	Description        *string           `json:"description"`
+	PaymentMethod      *string           `json:"payment_method"`
+	Metadata           map[string]string `json:"metadata"`
+	NextAction         *NextAction       `json:"next_action"`
+	LastPaymentError   *apiError         `json:"last_payment_error"`
+	CancellationReason *string           `json:"cancellation_reason"`
+	Created            int64             `json:"created"`
+	Livemode           bool              `json:"livemode"`
+
+	account string    // the secret that created it: lookups are scoped to it
+	key     string    // the idempotency key that created it
+	at      time.Time // creation, for search visibility
+}
+
+// NextAction is what a requires_action PaymentIntent waits for.
+type NextAction struct {
+	Type          string         `json:"type"`
+	RedirectToURL *RedirectToURL `json:"redirect_to_url,omitempty"`
+}
+
+// RedirectToURL is where to send the customer for 3-D Secure.
+type RedirectToURL struct {
+	URL       string `json:"url"`
+	ReturnURL string `json:"return_url,omitempty"`
+}
+
+func (pi *PaymentIntent) clone() PaymentIntent {
+	c := *pi
+	c.Metadata = maps.Clone(pi.Metadata)
+	if pi.NextAction != nil {
+		na := *pi.NextAction
+		c.NextAction = &na
+	}
+	if pi.LastPaymentError != nil {
+		e := *pi.LastPaymentError
+		c.LastPaymentError = &e
+	}
+	return c
+}
+
+// charged reports whether the intent moved money (or holds an authorisation).
+func (pi *PaymentIntent) charged() bool {
+	return pi.Status == "succeeded" || pi.Status == "requires_capture"
+}
+
+func (pi *PaymentIntent) ledgerEntry(now time.Time) faults.Charge {
+	return faults.Charge{ID: pi.ID, Merchant: pi.account, Intent: pi.Metadata[IntentMetadataKey], Key: pi.key,
+		Amount: pi.Amount, Currency: pi.Currency, Time: now}
+}
+
+// newIntent builds the PaymentIntent a create request makes and, for a
+// decline, the error to answer with.
+func newIntent(p createParams, account, key string, now time.Time) (*PaymentIntent, *apiError) {
+	pi := &PaymentIntent{ID: newID("pi_"), Object: "payment_intent", Amount: p.amount, Currency: p.currency,
+		CaptureMethod: p.captureMethod, Metadata: p.metadata, Created: now.Unix(),
+		account: account, key: key, at: now}
+	pi.Customer, pi.Description, pi.PaymentMethod = optional(p.customer), optional(p.description), optional(p.paymentMethod)
+	pm := strings.ToLower(p.paymentMethod)
+	switch {
+	case !p.confirm:
+		pi.Status = "requires_payment_method"
+	case strings.Contains(pm, "decline"):
+		e := &apiError{Type: typeCard, Code: "card_declined", DeclineCode: "generic_decline", Param: "payment_method",
+			Message: "Your card was declined."}
+		if strings.Contains(pm, "insufficient") {
+			e.DeclineCode, e.Message = "insufficient_funds", "Your card has insufficient funds."
+		}
+		pi.Status, pi.LastPaymentError = "requires_payment_method", e
+		withIntent := *e
+		snapshot := pi.clone()
+		withIntent.PaymentIntent = &snapshot
+		return pi, &withIntent
+	case strings.Contains(pm, "3ds") || strings.Contains(pm, "threedsecure"):
+		pi.Status = "requires_action"
+		pi.NextAction = &NextAction{Type: "redirect_to_url", RedirectToURL: &RedirectToURL{
+			URL: "https://hooks.stripe.test/3d_secure_2/authenticate/" + pi.ID, ReturnURL: p.returnURL}}
+	case strings.Contains(pm, "processing"):
+		pi.Status = "processing"
+	case p.captureMethod == "manual":
+		pi.Status = "requires_capture"
+	default:
+		pi.Status = "succeeded"
+	}
+	return pi, nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// intentStore keeps every PaymentIntent.
+type intentStore struct {
+	mu   sync.Mutex
+	byID map[string]*PaymentIntent
+}
+
+func newIntentStore() *intentStore { return &intentStore{byID: map[string]*PaymentIntent{}} }
+
+// add stores pi and, if it charged, records it in the ledger.
+func (st *intentStore) add(pi *PaymentIntent, now time.Time, ledger *faults.Ledger) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.byID[pi.ID] = pi
+	if pi.charged() {
+		ledger.Add(pi.ledgerEntry(now))
+	}
+}
+
+func (st *intentStore) get(id string) (*PaymentIntent, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	pi, ok := st.byID[id]
+	if !ok {
+		return nil, false
+	}
+	c := pi.clone()
+	return &c, true
+}
+
+func (st *intentStore) complete(id string, succeed bool, now time.Time, ledger *faults.Ledger) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	pi, ok := st.byID[id]
+	if !ok || (pi.Status != "requires_action" && pi.Status != "processing") {
+		return false
+	}
+	pi.NextAction = nil
+	if !succeed {
+		pi.Status = "requires_payment_method"
+		pi.LastPaymentError = &apiError{Type: typeCard, Code: "payment_intent_authentication_failure",
+			Message: "The provided payment method has failed authentication."}
+		return true
+	}
+	pi.Status = "succeeded"
+	if pi.CaptureMethod == "manual" {
+		pi.Status = "requires_capture"
+	}
+	ledger.Add(pi.ledgerEntry(now))
+	return true
+}
+
+// search returns the account's intents whose metadata[key] is value and
+// that search can see at now, oldest first.
+func (st *intentStore) search(account, key, value string, visibleBefore time.Time) []PaymentIntent {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []PaymentIntent
+	for _, pi := range st.byID {
+		if pi.account == account && pi.Metadata[key] == value && !pi.at.After(visibleBefore) {
+			out = append(out, pi.clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b PaymentIntent) int { return a.at.Compare(b.at) })
+	return out
+}

@@ -1,0 +1,52 @@
+// Package stripe adapts idempay to Stripe's PaymentIntents API.
+//
+// A charge is one POST /v1/payment_intents, form-encoded, created and
+// confirmed in one step when a payment method is given, carrying the
+// intent's idempotency key in the Idempotency-Key header and the intent ID
+// in metadata[idempay_intent]. Stripe de-duplicates by key for 24 hours and
+// replays the stored answer (500s included) with Idempotent-Replayed: true,
+// so idempay resends the same key freely within that window and never
+// after it: an intent left unknown past Config.KeyRetention is settled by
+// searching PaymentIntents by their idempay_intent metadata.
+//
+//	client, err := idempay.New(idempay.Config{
+//		BaseURL:     "https://api.stripe.com",
+//		Credentials: idempay.Secret(os.Getenv("STRIPE_SECRET_KEY")),
+//		Provider:    stripe.Provider{APIVersion: "2024-06-20"},
+//		Store:       store,
+//	})
+//
+// # What each answer means
+//
+// Provider.ReadCharge maps Stripe's answers onto idempay's verdicts (see
+// README.md in this directory for the full table): a succeeded
+// PaymentIntent is a success; processing and requires_action are pending
+// (the 3-D Secure URL is in Charge.AuthorizeURL); requires_capture is a
+// success of the authorisation, since the money idempay guards (one
+// authorisation per intent) has moved and capturing is a separate call;
+// a 402 card_error, a requires_payment_method intent carrying a
+// last_payment_error and a canceled intent are definite declines; a
+// replayed 500 is Stripe's stored failure and leaves the outcome unknown.
+// Stripe-Should-Retry is passed on as Verdict.Retry.
+//
+// # Amounts
+//
+// ChargeRequest.Amount is in the currency's ISO 4217 minor units. Stripe
+// agrees for almost every currency, including its 16 zero-decimal ones
+// (JPY, KRW, ...). For ISK, which ISO counts in whole krónur but Stripe in
+// hundredths, the adapter multiplies by 100 on the way out and divides on
+// the way back. Currencies whose ISO exponent differs from Stripe's
+// two-decimal default in ways Stripe does not document are refused before
+// anything is stored or sent, rather than charged at a guessed scale.
+//
+// # Lookups
+//
+// Provider implements idempay.Finder but not idempay.LookupGuard: Stripe
+// de-duplicates by key, so a resend within the window is answered by a
+// replay and needs no lookup first. FindCharge retrieves the PaymentIntent
+// by ID when the intent's record holds one, and otherwise searches by
+// metadata. Search is eventually consistent (usually under a minute behind,
+// longer during incidents), so an empty result is never taken as proof that
+// no payment exists: FindCharge then answers ErrNotIndexed and the intent
+// stays unknown.
+package stripe

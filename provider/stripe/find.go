@@ -1,0 +1,142 @@
+package stripe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/idempay/idempay"
+)
+
+// Errors of FindCharge. Each leaves the intent's outcome unknown.
+var (
+	// ErrNotIndexed: search found no PaymentIntent for the intent. Stripe's
+	// search is eventually consistent (data is usually searchable within a
+	// minute, later during incidents), so this is no proof that none
+	// exists; look again later.
+	ErrNotIndexed = errors.New("stripe: search found no PaymentIntent for the intent (search lags writes: not proof that none exists)")
+	// ErrAmbiguous: search found several PaymentIntents tagged with the
+	// intent. idempay never makes two, so someone must reconcile them.
+	ErrAmbiguous = errors.New("stripe: several PaymentIntents carry the intent")
+	// ErrForeignIntent: the PaymentIntent stored as the intent's reference
+	// is tagged with another intent.
+	ErrForeignIntent = errors.New("stripe: PaymentIntent belongs to another intent")
+)
+
+// maxLookupBody caps a lookup answer; a search page of ten intents is far
+// below it.
+const maxLookupBody = 1 << 20
+
+// FindCharge looks the intent's PaymentIntent up without creating
+// anything: by ID when the record holds one (rec.ProviderRef), else by
+// searching metadata['idempay_intent']. It answers the PaymentIntent's
+// verdict when found, and an error (never KindNotFound) when not: search
+// results lag writes, so not finding is not proof.
+func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
+	if rec.ProviderRef != "" {
+		return p.retrieve(ctx, hc, t, rec)
+	}
+	return p.search(ctx, hc, t, rec)
+}
+
+func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
+	u := t.BaseURL.JoinPath(paymentIntentsPath, rec.ProviderRef)
+	v, body, err := p.get(ctx, hc, t, u)
+	if err != nil || v.Kind != idempay.KindSucceeded {
+		return v, err
+	}
+	pi, ok := parseIntent(body)
+	if !ok {
+		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("stripe: PaymentIntent %s: unreadable answer %s", rec.ProviderRef, snippet(body))
+	}
+	if tag, tagged := pi.Metadata[IntentMetadataKey]; tagged && tag != rec.IntentID {
+		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q, not %q", ErrForeignIntent, pi.ID, tag, rec.IntentID)
+	}
+	return found(pi, v.RequestID), nil
+}
+
+// found is the verdict of a PaymentIntent a lookup found. A refusal it
+// carries was answered with 200, which the Client cannot know as it saw
+// no charge response.
+func found(pi paymentIntent, requestID string) idempay.Verdict {
+	v := pi.verdict(idempay.Verdict{RequestID: requestID})
+	if v.Err != nil {
+		v.Err.Status = http.StatusOK
+	}
+	return v
+}
+
+func (p Provider) search(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
+	u := t.BaseURL.JoinPath(paymentIntentsPath, "search")
+	u.RawQuery = url.Values{"query": {SearchQuery(rec.IntentID)}, "limit": {"10"}}.Encode()
+	v, body, err := p.get(ctx, hc, t, u)
+	if err != nil || v.Kind != idempay.KindSucceeded {
+		return v, err
+	}
+	var page struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &page); err != nil {
+		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("stripe: search: unreadable answer %s", snippet(body))
+	}
+	var tagged []paymentIntent
+	for _, raw := range page.Data {
+		// Search matches the clause; the exact tag is checked again here
+		// so that nothing but this intent's PaymentIntent can settle it.
+		if pi, ok := parseIntent(raw); ok && pi.Metadata[IntentMetadataKey] == rec.IntentID {
+			tagged = append(tagged, pi)
+		}
+	}
+	switch len(tagged) {
+	case 0:
+		return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID}, ErrNotIndexed
+	case 1:
+		return found(tagged[0], v.RequestID), nil
+	}
+	ids := make([]string, len(tagged))
+	for i, pi := range tagged {
+		ids[i] = pi.ID
+	}
+	return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID},
+		fmt.Errorf("%w %q: %s", ErrAmbiguous, rec.IntentID, strings.Join(ids, ", "))
+}
+
+// get sends one lookup. A 2xx comes back as KindSucceeded with its body;
+// any other answer as an error carrying Stripe's explanation.
+func (p Provider) get(ctx context.Context, hc *http.Client, t idempay.Target, u *url.URL) (idempay.Verdict, []byte, error) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return idempay.Verdict{}, nil, err
+	}
+	p.authorize(r, t)
+	resp, err := hc.Do(r)
+	if err != nil {
+		return idempay.Verdict{Kind: idempay.KindUnknown}, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxLookupBody))
+	if err != nil {
+		return idempay.Verdict{Kind: idempay.KindUnknown}, nil, err
+	}
+	v := idempay.Verdict{Kind: idempay.KindSucceeded, RequestID: resp.Header.Get("Request-Id")}
+	if resp.StatusCode/100 == 2 {
+		return v, body, nil
+	}
+	e := readError(body).apiError()
+	e.Provider, e.Status, e.RequestID = "stripe", resp.StatusCode, v.RequestID
+	return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID}, nil, fmt.Errorf("stripe: lookup %s: %w", u.Path, e)
+}
+
+// SearchQuery returns the Stripe search query that matches PaymentIntents
+// tagged with intentID. The value is single-quoted, with backslashes and
+// single quotes escaped by a backslash, so that no intent ID can change
+// the query's meaning.
+func SearchQuery(intentID string) string {
+	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`)
+	return "metadata['" + IntentMetadataKey + "']:'" + r.Replace(intentID) + "'"
+}

@@ -1,0 +1,66 @@
+package stripe_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fakestripe"
+	"github.com/idempay/idempay/keystore/memstore"
+	"github.com/idempay/idempay/provider/stripe"
+	"github.com/stretchr/testify/require"
+)
+
+const secret = "sk_test_idempay"
+
+// startFake serves a fake Stripe that checks, on every charge request,
+// that the store already holds the request's key for its intent: the key
+// is written before the first byte is sent.
+func startFake(t *testing.T, store idempay.KeyStore, cfg fakestripe.Config) (*fakestripe.Server, string) {
+	t.Helper()
+	cfg.APIKey = secret
+	cfg.OnRequest = func(info fakestripe.RequestInfo) {
+		if info.Intent == "" {
+			return // sent by the test itself, not by the client
+		}
+		rec, err := store.Load(context.Background(), "stripe:default", info.Intent)
+		if err != nil || rec.Key != info.Key {
+			t.Errorf("fake Stripe received %s with key %q before the store held it (%q, %v)", info.Intent, info.Key, rec.Key, err)
+		}
+	}
+	srv := fakestripe.New(cfg)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return srv, ts.URL
+}
+
+// fastRetry keeps every test in milliseconds.
+func fastRetry() idempay.RetryPolicy {
+	return idempay.RetryPolicy{MaxAttempts: 5, InitialInterval: time.Millisecond, MaxInterval: 4 * time.Millisecond,
+		MaxElapsed: 10 * time.Second}
+}
+
+func newClient(t *testing.T, url string, store idempay.KeyStore, mods ...func(*idempay.Config)) *idempay.Client {
+	t.Helper()
+	cfg := idempay.Config{BaseURL: url, Credentials: secret, Store: store, Retry: fastRetry(),
+		Provider: stripe.Provider{APIVersion: "2024-06-20"}}
+	for _, m := range mods {
+		m(&cfg)
+	}
+	c, err := idempay.New(cfg)
+	require.NoError(t, err)
+	return c
+}
+
+func setup(t *testing.T, cfg fakestripe.Config, mods ...func(*idempay.Config)) (*fakestripe.Server, *idempay.Client, idempay.KeyStore) {
+	t.Helper()
+	store := memstore.New()
+	srv, url := startFake(t, store, cfg)
+	return srv, newClient(t, url, store, mods...), store
+}
+
+func order(id, pm string) idempay.ChargeRequest {
+	return idempay.ChargeRequest{IntentID: id, Amount: 1500, Currency: "JPY", Source: idempay.Secret(pm)}
+}

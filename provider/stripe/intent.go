@@ -1,0 +1,94 @@
+package stripe
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/idempay/idempay"
+)
+
+// paymentIntent is the part of Stripe's PaymentIntent the adapter reads.
+type paymentIntent struct {
+	ID                 string            `json:"id"`
+	Object             string            `json:"object"`
+	Status             string            `json:"status"`
+	Amount             int64             `json:"amount"`
+	Currency           string            `json:"currency"`
+	Metadata           map[string]string `json:"metadata"`
+	LastPaymentError   *stripeError      `json:"last_payment_error"`
+	CancellationReason string            `json:"cancellation_reason"`
+	NextAction         *struct {
+		Type          string `json:"type"`
+		RedirectToURL *struct {
+			URL string `json:"url"`
+		} `json:"redirect_to_url"`
+	} `json:"next_action"`
+}
+
+// stripeError is the object under "error" in Stripe's error bodies, and a
+// PaymentIntent's last_payment_error.
+type stripeError struct {
+	Type          string         `json:"type"`
+	Code          string         `json:"code"`
+	DeclineCode   string         `json:"decline_code"`
+	Param         string         `json:"param"`
+	Message       string         `json:"message"`
+	PaymentIntent *paymentIntent `json:"payment_intent"`
+}
+
+func (e *stripeError) apiError() *idempay.APIError {
+	return &idempay.APIError{Type: e.Type, Code: e.Code, DeclineCode: e.DeclineCode, Param: e.Param, Message: e.Message}
+}
+
+// parseIntent reads a PaymentIntent body; ok is false when the body is
+// not one.
+func parseIntent(body []byte) (pi paymentIntent, ok bool) {
+	if json.Unmarshal(body, &pi) != nil || pi.ID == "" || (pi.Object != "" && pi.Object != "payment_intent") {
+		return paymentIntent{}, false
+	}
+	return pi, true
+}
+
+// verdict says what a PaymentIntent's status means for the money. v
+// carries what the answer's headers already said.
+func (pi paymentIntent) verdict(v idempay.Verdict) idempay.Verdict {
+	ch := &idempay.Charge{ID: pi.ID, Status: pi.Status, Amount: fromStripe(pi.Currency, pi.Amount),
+		Currency: strings.ToUpper(pi.Currency)}
+	switch pi.Status {
+	case "succeeded", "requires_capture":
+		// requires_capture: the authorisation, which is what the key
+		// guards, succeeded; capturing it is a separate call with its own
+		// key. Pending would leave the intent unresolved until someone
+		// captures, and a resend could not change anything.
+		v.Kind, ch.State = idempay.KindSucceeded, idempay.StateSucceeded
+	case "processing", "requires_action", "requires_confirmation":
+		v.Kind, ch.State = idempay.KindPending, idempay.StatePending
+		if pi.NextAction != nil && pi.NextAction.RedirectToURL != nil {
+			ch.AuthorizeURL = pi.NextAction.RedirectToURL.URL
+		}
+	case "requires_payment_method":
+		if pi.LastPaymentError != nil {
+			// Confirmed and refused: the payment method failed (a decline,
+			// or 3-D Secure failed). The intent waits for another method,
+			// which idempay never supplies implicitly.
+			v.Kind, v.Err = idempay.KindDeclined, pi.LastPaymentError.apiError()
+			return v
+		}
+		// Created unconfirmed, for the customer to confirm client-side.
+		v.Kind, ch.State = idempay.KindPending, idempay.StatePending
+	case "canceled":
+		// A canceled intent can never be confirmed again and moved no
+		// money (a canceled authorisation is released).
+		msg := "PaymentIntent " + pi.ID + " is canceled"
+		if pi.CancellationReason != "" {
+			msg += " (" + pi.CancellationReason + ")"
+		}
+		v.Kind, v.Err = idempay.KindDeclined, &idempay.APIError{Code: "payment_intent_canceled", Message: msg}
+		return v
+	default:
+		v.Kind = idempay.KindUnknown // a status this adapter does not know settles nothing
+		return v
+	}
+	v.Charge = ch
+	return v
+}
