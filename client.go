@@ -244,7 +244,7 @@ func (c *Client) Settle(ctx context.Context, intentID string) (*Charge, error) {
 func (c *Client) find(ctx context.Context, rec Record) (Verdict, error) {
 	finder, ok := c.provider.(Finder)
 	if !ok {
-		return Verdict{}, fmt.Errorf("idempay: provider %s cannot look charges up", c.provider.Name())
+		return Verdict{}, fmt.Errorf("%w: %s", ErrNoLookup, c.provider.Name())
 	}
 	return finder.FindCharge(withProbe(ctx, nil), c.hc, c.target, rec)
 }

@@ -84,6 +84,11 @@ var (
 	// 403, 404, 501, a TLS certificate error). Nothing was charged by it.
 	ErrConfig = errors.New("idempay: configuration refused by provider")
 
+	// ErrNoLookup: the provider cannot look a charge up by intent (its
+	// adapter is no Finder, or OwnAPI.LookupPath is unset). Returned by
+	// Settle; an expired key then ends ErrKeyExpired.
+	ErrNoLookup = errors.New("idempay: provider cannot look charges up")
+
 	// ErrStore: the KeyStore failed. When it fails before the first send,
 	// nothing was sent.
 	ErrStore = errors.New("idempay: key store failed")

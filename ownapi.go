@@ -5,7 +5,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -198,12 +198,10 @@ func refineOwnAPIKind(status int, k Kind, e *APIError, body []byte) Kind {
 	return k
 }
 
-var errNoLookup = errors.New("idempay: OwnAPI.LookupPath is not set; the intent cannot be looked up")
-
 // FindCharge looks the intent's charge up at LookupPath.
 func (a OwnAPI) FindCharge(ctx context.Context, hc *http.Client, t Target, rec Record) (Verdict, error) {
 	if a.LookupPath == "" {
-		return Verdict{}, errNoLookup
+		return Verdict{}, fmt.Errorf("%w: OwnAPI.LookupPath is not set", ErrNoLookup)
 	}
 	u := t.BaseURL.JoinPath(a.LookupPath)
 	u.RawQuery = url.Values{"order_id": {rec.IntentID}}.Encode()

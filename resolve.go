@@ -3,6 +3,7 @@ package idempay
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -131,50 +132,41 @@ func (c *Client) release(ctx context.Context, rec Record) {
 	}
 }
 
-// fromStore answers a settled intent without a request.
+// fromStore answers from the intent's stored outcome, without a request:
+// a settled intent, or a pending one when the provider cannot look it up.
 func (c *Client) fromStore(rec Record) (*Charge, error) {
 	var out storedOutcome
-	if err := json.Unmarshal(rec.Result, &out); err != nil {
-		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
-			Err: fmt.Errorf("%w: stored outcome unreadable: %w", ErrStore, err)}
-	}
-	if out.Charge != nil && rec.State != StateFailed {
+	err := json.Unmarshal(rec.Result, &out)
+	switch {
+	case err == nil && rec.State == StateFailed:
+		sentinel := ErrDeclined
+		if out.Kind == KindInvalid {
+			sentinel = ErrInvalidRequest
+		}
+		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
+			Err: joinCause(sentinel, out.Refusal, nil)}
+	case err == nil && out.Charge != nil:
 		ch := *out.Charge
 		ch.Replayed, ch.ReplayedFrom, ch.Attempts = true, ReplayFromStore, 0
 		return &ch, nil
 	}
-	sentinel := ErrDeclined
-	if out.Kind == KindInvalid {
-		sentinel = ErrInvalidRequest
-	}
-	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
-		Err: joinCause(sentinel, out.Refusal, nil)}
+	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
+		Err: fmt.Errorf("%w: stored %s outcome unreadable", ErrStore, rec.State)}
 }
 
 // settlePending asks the provider how a pending charge ended, if it can
 // look charges up; otherwise the stored pending charge is the answer.
 func (c *Client) settlePending(ctx context.Context, rec Record) (*Charge, error) {
-	if _, ok := c.provider.(Finder); !ok {
-		defer c.release(ctx, rec)
-		return c.fromStorePending(rec)
-	}
 	v, err := c.find(ctx, rec)
+	if errors.Is(err, ErrNoLookup) {
+		defer c.release(ctx, rec)
+		return c.fromStore(rec)
+	}
 	if err != nil {
 		c.release(ctx, rec)
 		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: err}
 	}
 	return c.concludeLookup(ctx, rec, v)
-}
-
-func (c *Client) fromStorePending(rec Record) (*Charge, error) {
-	var out storedOutcome
-	if err := json.Unmarshal(rec.Result, &out); err != nil || out.Charge == nil {
-		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
-			Err: fmt.Errorf("%w: pending charge unreadable", ErrStore)}
-	}
-	ch := *out.Charge
-	ch.Replayed, ch.ReplayedFrom, ch.Attempts = true, ReplayFromStore, 0
-	return &ch, nil
 }
 
 // settleExpired handles an unresolved key past the retention window: it is
@@ -183,10 +175,6 @@ func (c *Client) fromStorePending(rec Record) (*Charge, error) {
 func (c *Client) settleExpired(ctx context.Context, rec Record) (*Charge, error) {
 	expired := &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
 		Err: fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))}
-	if _, ok := c.provider.(Finder); !ok {
-		c.release(ctx, rec)
-		return nil, expired
-	}
 	v, err := c.find(ctx, rec)
 	if err != nil || !settles(v.Kind) {
 		c.release(ctx, rec)

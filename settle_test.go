@@ -1,0 +1,115 @@
+package idempay_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/refserver"
+	"github.com/idempay/idempay/keystore/memstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lostTwice charges an intent whose two attempts are both charged by the
+// server and both answers lost: the outcome is unknown, the money moved.
+func lostTwice(t *testing.T, c *idempay.Client, api *refserver.Server, id string) {
+	t.Helper()
+	api.InjectOrder(id, refserver.Post, refserver.Post)
+	_, err := c.Charge(context.Background(), order(id))
+	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+}
+
+func TestSettleByLookupDoesNotResend(t *testing.T) {
+	store := memstore.New()
+	api, url, stop := refserver.Start(refserver.Config{})
+	defer stop()
+	c := newClient(t, url, store, func(cfg *idempay.Config) {
+		cfg.Provider = idempay.OwnAPI{LookupPath: refserver.DefaultPath}
+		cfg.Retry.MaxAttempts = 2
+	})
+	lostTwice(t, c, api, "o-settle")
+	posts := api.Stats().Requests
+
+	ch, err := c.Settle(context.Background(), "o-settle")
+	require.NoError(t, err)
+	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
+	assert.Equal(t, posts, api.Stats().Requests, "settled without a charge request")
+	assert.Equal(t, 1, api.Stats().Lookups)
+	assert.Equal(t, 1, api.Ledger().Count("o-settle"))
+	rec, _ := c.Lookup(context.Background(), "o-settle")
+	assert.Equal(t, idempay.StateSucceeded, rec.State)
+
+	again, err := c.Charge(context.Background(), order("o-settle"))
+	require.NoError(t, err)
+	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
+}
+
+func TestSettleNotFoundStaysUnknown(t *testing.T) {
+	store := memstore.New()
+	api, url, stop := refserver.Start(refserver.Config{})
+	defer stop()
+	c := newClient(t, url, store, func(cfg *idempay.Config) {
+		cfg.Provider = idempay.OwnAPI{LookupPath: refserver.DefaultPath}
+		cfg.Retry.MaxAttempts = 2
+	})
+	api.InjectOrder("o-none", refserver.Pre, refserver.Pre) // lost before the server acted
+	_, err := c.Charge(context.Background(), order("o-none"))
+	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+	_, err = c.Settle(context.Background(), "o-none")
+	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown, "not found by lookup is not settled: the key may still be resent")
+	rec, _ := c.Lookup(context.Background(), "o-none")
+	assert.Equal(t, idempay.StateOpen, rec.State)
+}
+
+func TestSettleWithoutLookupSaysSo(t *testing.T) {
+	store := memstore.New()
+	api, url, stop := refserver.Start(refserver.Config{})
+	defer stop()
+	c := newClient(t, url, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 2 })
+	lostTwice(t, c, api, "o-x")
+	_, err := c.Settle(context.Background(), "o-x")
+	assert.ErrorIs(t, err, idempay.ErrNoLookup)
+	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+	_, err = c.Settle(context.Background(), "never-charged")
+	assert.ErrorIs(t, err, idempay.ErrNotFound)
+}
+
+func TestExpiredKeySettledByLookup(t *testing.T) {
+	store := memstore.New()
+	api, url, stop := refserver.Start(refserver.Config{})
+	defer stop()
+	var now atomic.Int64
+	now.Store(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC).UnixNano())
+	c := newClient(t, url, store, func(cfg *idempay.Config) {
+		cfg.Provider = idempay.OwnAPI{LookupPath: refserver.DefaultPath}
+		cfg.Retry.MaxAttempts = 2
+		cfg.Clock = func() time.Time { return time.Unix(0, now.Load()) }
+	})
+	lostTwice(t, c, api, "o-old")
+	posts := api.Stats().Requests
+	now.Add(int64(48 * time.Hour))
+	ch, err := c.Charge(context.Background(), order("o-old"))
+	require.NoError(t, err)
+	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
+	assert.Equal(t, posts, api.Stats().Requests, "an expired key is never resent")
+	assert.Equal(t, 1, api.Ledger().Count("o-old"))
+}
+
+func TestPendingChargeIsKeptAndAnsweredFromStore(t *testing.T) {
+	store := memstore.New()
+	s := newStub(t, store, status(202, `{"order_id":"o","charge_id":"ch_p","status":"pending","amount_jpy":1500}`))
+	c := newClient(t, s.server.URL, store)
+	ch, err := c.Charge(context.Background(), order("o-pending"))
+	require.NoError(t, err)
+	assert.Equal(t, idempay.StatePending, ch.State)
+	rec, _ := c.Lookup(context.Background(), "o-pending")
+	assert.Equal(t, idempay.StatePending, rec.State)
+	assert.Equal(t, "ch_p", rec.ProviderRef, "the provider's charge ID is kept to tie the callback back")
+	again, err := c.Charge(context.Background(), order("o-pending"))
+	require.NoError(t, err)
+	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
+	assert.Equal(t, int32(1), s.hits.Load())
+}
