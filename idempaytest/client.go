@@ -61,12 +61,32 @@ func NewClient(t testing.TB, srv *Server, opts ...ClientOption) *idempay.Client 
 	if err != nil {
 		t.Fatalf("idempaytest: NewClient: %v", err)
 	}
+	srv.checkAtEnd(t)
+	return c
+}
+
+// checkAtEnd fails t at its end if srv charged any intent twice. The check
+// is registered once per test and server, so that a test with several
+// clients reports a duplicate once.
+func (s *Server) checkAtEnd(t testing.TB) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.checked[t] {
+		return
+	}
+	if s.checked == nil {
+		s.checked = map[testing.TB]bool{}
+	}
+	s.checked[t] = true
 	t.Cleanup(func() {
-		if err := srv.CheckNoDuplicates(); err != nil {
+		t.Helper()
+		if err := s.CheckNoDuplicates(); err != nil {
 			t.Errorf("%v", err)
 		}
+		s.mu.Lock()
+		delete(s.checked, t)
+		s.mu.Unlock()
 	})
-	return c
 }
 
 // Request returns a charge request the Server accepts: amountJPY yen,

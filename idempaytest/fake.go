@@ -161,20 +161,24 @@ func (r *result) replay() (*idempay.Charge, error) {
 	return ch, nil
 }
 
-// Calls returns every call answered so far, oldest first.
-func (f *FakeCharger) Calls() []Call {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]Call(nil), f.calls...)
+// Calls returns copies of every call answered so far, oldest first.
+func (f *FakeCharger) Calls() []Call { return f.callsWhere(func(Call) bool { return true }) }
+
+// CallsFor returns copies of the calls for one intent, oldest first.
+func (f *FakeCharger) CallsFor(intentID string) []Call {
+	return f.callsWhere(func(c Call) bool { return c.Request.IntentID == intentID })
 }
 
-// CallsFor returns the calls for one intent, oldest first.
-func (f *FakeCharger) CallsFor(intentID string) []Call {
+// callsWhere copies the matching calls, so that a test changing what it
+// got cannot change what the next assertion sees.
+func (f *FakeCharger) callsWhere(match func(Call) bool) []Call {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []Call
 	for _, c := range f.calls {
-		if c.Request.IntentID == intentID {
+		if match(c) {
+			c.Request.Metadata, c.Request.Extra = maps.Clone(c.Request.Metadata), maps.Clone(c.Request.Extra)
+			c.Charge = copyCharge(c.Charge)
 			out = append(out, c)
 		}
 	}

@@ -69,8 +69,10 @@ func (s *IntentScript) Decline(declineCode string) *IntentScript {
 func (s *IntentScript) Unknown() *IntentScript { return s.add(step{kind: stepUnknown}) }
 
 // InProgress answers as a Client whose intent is leased by another
-// instance: outcome unknown, errors.Is idempay.ErrInProgress. Nothing is
-// settled.
+// instance sharing its store: outcome unknown, errors.Is
+// idempay.ErrInProgress, nothing sent (Attempts 0). Nothing is settled.
+// (A Client that got 409 on every attempt also says ErrInProgress, and
+// carries the 409 as an *idempay.APIError; script that with Fail.)
 func (s *IntentScript) InProgress() *IntentScript { return s.add(step{kind: stepInProgress}) }
 
 // Unreachable answers as a Client that never reached the provider:

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
+	"testing"
 
 	"github.com/idempay/idempay/internal/refserver"
 )
@@ -39,6 +41,9 @@ type Server struct {
 	api          *refserver.Server
 	secret       string
 	replayHeader string
+
+	mu      sync.Mutex
+	checked map[testing.TB]bool // tests that check for duplicates at their end
 }
 
 // NewServer starts a Server. It has no faults, no authentication and a
