@@ -40,6 +40,16 @@ type ClientOption func(*idempay.Config)
 // It stops the test with t.Fatal if idempay.New refuses the
 // configuration. When the test ends it fails the test if srv charged any
 // intent twice: a duplicate charge is never a passing outcome.
+//
+//	func TestLostAnswer(t *testing.T) {
+//		srv := idempaytest.NewServer()
+//		defer srv.Close()
+//		client := idempaytest.NewClient(t, srv)
+//		srv.Fail("order-1", idempaytest.Post)
+//		ch, err := client.Charge(ctx, idempaytest.Request("order-1", 1500))
+//		// err is nil, ch.ReplayedFrom is idempay.ReplayFromServer,
+//		// srv.Charges("order-1") is 1.
+//	}
 func NewClient(t testing.TB, srv *Server, opts ...ClientOption) *idempay.Client {
 	t.Helper()
 	provider := idempay.OwnAPI{LookupPath: ChargePath}
