@@ -19,7 +19,8 @@ import (
 //
 // answers the first call with an unknown outcome and the second with a
 // success; later calls replay that success. Each method returns the script
-// for chaining.
+// for chaining. Get one from FakeCharger.OnIntent; a zero IntentScript
+// belongs to no fake, and its methods panic.
 type IntentScript struct {
 	f  *FakeCharger
 	id string

@@ -31,7 +31,8 @@ const DeclineToken = "tok_decline"
 // made, so a test can check that its code charged each intent once.
 //
 // All its methods are safe for concurrent use, also while requests are
-// being served, and keep working after Close.
+// being served, and keep working after Close. Make one with NewServer:
+// a zero Server has no server behind it, and its methods panic.
 type Server struct {
 	// URL is the base URL of the server, "http://127.0.0.1:port", for
 	// idempay.Config.BaseURL.

@@ -2,7 +2,6 @@ package idempaytest_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"sync"
 	"testing"
@@ -359,4 +358,15 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-var _ = errors.New
+// The zero Server is not usable: it must come from NewServer. The zero
+// FakeCharger is (every FakeCharger test starts from one).
+func TestZeroValues(t *testing.T) {
+	t.Parallel()
+	assert.Panics(t, func() { (&idempaytest.Server{}).Charges("order-1") })
+	assert.Panics(t, func() { (&idempaytest.IntentScript{}).Succeed() })
+
+	var fake idempaytest.FakeCharger
+	assert.Empty(t, fake.Calls())
+	_, err := fake.Charge(context.Background(), idempaytest.Request("order-1", 100))
+	assert.NoError(t, err)
+}
