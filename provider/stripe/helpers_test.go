@@ -3,6 +3,7 @@ package stripe_test
 import (
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -64,3 +65,5 @@ func setup(t *testing.T, cfg fakestripe.Config, mods ...func(*idempay.Config)) (
 func order(id, pm string) idempay.ChargeRequest {
 	return idempay.ChargeRequest{IntentID: id, Amount: 1500, Currency: "JPY", Source: idempay.Secret(pm)}
 }
+
+func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }

@@ -1,0 +1,62 @@
+package stripe_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/chaos"
+	"github.com/idempay/idempay/internal/fakestripe"
+	"github.com/idempay/idempay/internal/faults"
+	"github.com/stretchr/testify/require"
+)
+
+var chaosIntents = flag.Int("chaos.intents", 500, "intents charged by the chaos test (raise it for a long run)")
+
+// chaosRates are the fault mix: 10% lost before Stripe acts, 10%
+// crashes mid-processing, 10% answers lost after charging, 5% 503s.
+var chaosRates = faults.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
+
+// stripeView shows the fake to the chaos harness.
+type stripeView struct{ srv *fakestripe.Server }
+
+func (v stripeView) Charges(id string) int   { return v.srv.Ledger().Count(id) }
+func (v stripeView) Keys(id string) []string { return v.srv.Stats().KeysByIntent[id] }
+func (v stripeView) LastReplayed(id string) (bool, bool) {
+	r, ok := v.srv.Stats().LastReplayed[id]
+	return r, ok
+}
+func (v stripeView) Faults(on bool) {
+	r := faults.Rates{}
+	if on {
+		r = chaosRates
+	}
+	if err := v.srv.SetFaults(r); err != nil {
+		panic(err)
+	}
+}
+
+func TestChaosStripe(t *testing.T) {
+	srv, c, _ := setup(t, fakestripe.Config{Lease: 30 * time.Millisecond, Seed: 7}, func(cfg *idempay.Config) {
+		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
+			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
+	})
+	intent := func(i int) string { return fmt.Sprintf("chaos-%05d", i) }
+	rep := chaos.Run(t, chaos.Config{
+		Intents: *chaosIntents, Workers: 16, Server: stripeView{srv}, Intent: intent, CheckReplayed: true,
+		Charge: func(ctx context.Context, i int) (*idempay.Charge, error) {
+			return c.Charge(ctx, idempay.ChargeRequest{IntentID: intent(i), Amount: int64(100 + i), Currency: "JPY",
+				Source: "pm_card_visa"})
+		},
+	})
+	require.NoError(t, srv.Ledger().Check(), "no intent charged twice")
+	st := srv.Stats()
+	require.Equal(t, *chaosIntents, srv.Ledger().Len(), "exactly one charge per intent")
+	require.EqualValues(t, st.Requests, rep.Attempts, "the client counted every request the fake received")
+	require.Equal(t, st.Replays, rep.ReplayedSeen, "every replay sent was reported as one")
+	t.Logf("chaos Stripe: %s; fake saw %d POSTs, faults %v, statuses %v, replays %d",
+		rep, st.Requests, st.Faults, st.Statuses, st.Replays)
+}

@@ -1,0 +1,127 @@
+package stripe_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fakestripe"
+	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/keystore/memstore"
+	"github.com/idempay/idempay/provider/stripe"
+)
+
+// newExampleClient points a Client at url, where a fake Stripe stands in
+// for https://api.stripe.com.
+func newExampleClient(url string) *idempay.Client {
+	client, err := idempay.New(idempay.Config{
+		BaseURL:     url,
+		Credentials: "sk_test_example",
+		Provider:    stripe.Provider{APIVersion: "2024-06-20"},
+		Store:       memstore.New(), // keystore/postgres or keystore/redis in production
+		Retry:       idempay.RetryPolicy{InitialInterval: time.Millisecond},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return client
+}
+
+// A charge whose answer is lost is retried with the same idempotency key,
+// and Stripe answers the retry with the stored PaymentIntent: one charge.
+func Example() {
+	srv, url, stop := fakestripe.Start(fakestripe.Config{})
+	defer stop()
+	srv.InjectNext(faults.Post) // Stripe charges, the answer is lost
+	client := newExampleClient(url)
+
+	ch, err := client.Charge(context.Background(), idempay.ChargeRequest{
+		IntentID: "order-1001", Amount: 1500, Currency: "JPY", Source: "pm_card_visa",
+		Metadata: map[string]string{"shop": "tokyo"},
+	})
+	if err != nil {
+		fmt.Println("outcome:", idempay.OutcomeOf(err), err)
+		return
+	}
+	fmt.Println(ch.State, ch.Status, ch.Amount, ch.Currency)
+	fmt.Println("attempts:", ch.Attempts, "replayed from:", ch.ReplayedFrom)
+	fmt.Println("charges at Stripe:", srv.Ledger().Count("order-1001"))
+	// Output:
+	// succeeded succeeded 1500 JPY
+	// attempts: 2 replayed from: server
+	// charges at Stripe: 1
+}
+
+// A decline is definite: no money moved, and the refusal carries Stripe's
+// codes.
+func Example_decline() {
+	_, url, stop := fakestripe.Start(fakestripe.Config{})
+	defer stop()
+	client := newExampleClient(url)
+
+	_, err := client.Charge(context.Background(), idempay.ChargeRequest{
+		IntentID: "order-1002", Amount: 1500, Currency: "JPY", Source: "pm_card_chargeDeclinedInsufficientFunds",
+	})
+	var apiErr *idempay.APIError
+	if errors.Is(err, idempay.ErrDeclined) && errors.As(err, &apiErr) {
+		fmt.Println("outcome:", idempay.OutcomeOf(err))
+		fmt.Println(apiErr.Status, apiErr.Type, apiErr.Code, apiErr.DeclineCode)
+	}
+	// Output:
+	// outcome: failed
+	// 402 card_error card_declined insufficient_funds
+}
+
+// 3-D Secure: the charge is pending with a URL for the customer; once the
+// customer is back, Settle asks Stripe how it ended, without resending.
+func Example_threeDSecure() {
+	srv, url, stop := fakestripe.Start(fakestripe.Config{})
+	defer stop()
+	client := newExampleClient(url)
+	ctx := context.Background()
+
+	ch, err := client.Charge(ctx, idempay.ChargeRequest{
+		IntentID: "order-1003", Amount: 2000, Currency: "USD", Source: "pm_card_threeDSecure2Required",
+		ReturnURL: "https://shop.example/orders/1003/paid",
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(ch.State, ch.Status, ch.AuthorizeURL != "")
+
+	srv.Complete(ch.ID, true) // the customer passes 3-D Secure
+	done, err := client.Settle(ctx, "order-1003")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(done.State, done.Status, done.ReplayedFrom)
+	// Output:
+	// pending requires_action true
+	// succeeded succeeded lookup
+}
+
+// SearchQuery quotes the intent ID so that no ID can change the query.
+func ExampleSearchQuery() {
+	fmt.Println(stripe.SearchQuery("order-1004"))
+	fmt.Println(stripe.SearchQuery("it's"))
+	// Output:
+	// metadata['idempay_intent']:'order-1004'
+	// metadata['idempay_intent']:'it\'s'
+}
+
+// Validate refuses before anything is stored or sent what Stripe would
+// refuse.
+func ExampleProvider_Validate() {
+	err := stripe.Provider{}.Validate(idempay.ChargeRequest{
+		IntentID: "order-1005", Amount: 100_000_000, Currency: "JPY", Source: "pm_card_visa",
+	})
+	fmt.Println(errors.Is(err, idempay.ErrInvalidRequest))
+	fmt.Println(err)
+	// Output:
+	// true
+	// idempay: invalid Amount: 100000000 in Stripe's units exceeds Stripe's maximum 99999999
+}

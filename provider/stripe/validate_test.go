@@ -1,0 +1,98 @@
+package stripe
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/idempay/idempay"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func valid() idempay.ChargeRequest {
+	return idempay.ChargeRequest{IntentID: "o1", Amount: 1500, Currency: "JPY", Source: "pm_card_visa"}
+}
+
+func TestValidate(t *testing.T) {
+	manyKeys := map[string]string{}
+	for i := range MaxMetadataKeys - 1 {
+		manyKeys[fmt.Sprintf("k%02d", i)] = "v"
+	}
+	tooMany := map[string]string{"extra": "v"}
+	for k, v := range manyKeys {
+		tooMany[k] = v
+	}
+	cases := []struct {
+		name  string
+		mod   func(*idempay.ChargeRequest)
+		field string // empty: valid
+	}{
+		{"minimal", func(*idempay.ChargeRequest) {}, ""},
+		{"no source: unconfirmed intent", func(r *idempay.ChargeRequest) { r.Source = "" }, ""},
+		{"amount at Stripe's maximum", func(r *idempay.ChargeRequest) { r.Amount = MaxAmount }, ""},
+		{"amount above Stripe's maximum", func(r *idempay.ChargeRequest) { r.Amount = MaxAmount + 1 }, "Amount"},
+		{"ISK scaled past the maximum", func(r *idempay.ChargeRequest) { r.Currency, r.Amount = "ISK", 1_000_000 }, "Amount"},
+		{"ISK within", func(r *idempay.ChargeRequest) { r.Currency, r.Amount = "ISK", 999_999 }, ""},
+		{"three-decimal ending in 0", func(r *idempay.ChargeRequest) { r.Currency, r.Amount = "KWD", 5120 }, ""},
+		{"three-decimal not ending in 0", func(r *idempay.ChargeRequest) { r.Currency, r.Amount = "KWD", 5124 }, "Amount"},
+		{"ISO and Stripe disagree (IQD)", func(r *idempay.ChargeRequest) { r.Currency = "IQD" }, "Currency"},
+		{"49 caller metadata keys", func(r *idempay.ChargeRequest) { r.Metadata = manyKeys }, ""},
+		{"50 caller metadata keys", func(r *idempay.ChargeRequest) { r.Metadata = tooMany }, "Metadata"},
+		{"reserved metadata key", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"idempay_intent": "x"} }, "Metadata"},
+		{"metadata key of 40", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{strings.Repeat("k", 40): "v"} }, ""},
+		{"metadata key of 41", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{strings.Repeat("k", 41): "v"} }, "Metadata"},
+		{"metadata value of 500 runes", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"k": strings.Repeat("é", 500)} }, ""},
+		{"metadata value of 501", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"k": strings.Repeat("v", 501)} }, "Metadata"},
+		{"metadata key with brackets", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"a[b]": "v"} }, "Metadata"},
+		{"return URL", func(r *idempay.ChargeRequest) { r.ReturnURL = "https://shop.example/back" }, ""},
+		{"app return URL", func(r *idempay.ChargeRequest) { r.ReturnURL = "myapp://paid" }, ""},
+		{"relative return URL", func(r *idempay.ChargeRequest) { r.ReturnURL = "/back" }, "ReturnURL"},
+		{"return URL without source", func(r *idempay.ChargeRequest) { r.Source, r.ReturnURL = "", "https://x" }, "ReturnURL"},
+		{"capture_method manual", func(r *idempay.ChargeRequest) { r.Extra = map[string]string{"capture_method": "manual"} }, ""},
+		{"capture_method bogus", func(r *idempay.ChargeRequest) { r.Extra = map[string]string{"capture_method": "later"} }, "Extra"},
+		{"setup_future_usage", func(r *idempay.ChargeRequest) { r.Extra = map[string]string{"setup_future_usage": "off_session"} }, ""},
+		{"off_session without source", func(r *idempay.ChargeRequest) {
+			r.Source, r.Extra = "", map[string]string{"off_session": "true"}
+		}, "Extra"},
+		{"nested pass-through", func(r *idempay.ChargeRequest) { r.Extra = map[string]string{"payment_method_types[0]": "card"} }, ""},
+		{"extra overriding amount", func(r *idempay.ChargeRequest) { r.Extra = map[string]string{"amount": "1"} }, "Extra"},
+		{"extra overriding metadata", func(r *idempay.ChargeRequest) { r.Extra = map[string]string{"metadata[idempay_intent]": "x"} }, "Extra"},
+		{"extra not a form name", func(r *idempay.ChargeRequest) { r.Extra = map[string]string{"Capture Method": "manual"} }, "Extra"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := valid()
+			tc.mod(&req)
+			require.NoError(t, req.Validate(), "the core accepts it; the adapter decides")
+			err := Provider{}.Validate(req)
+			if tc.field == "" {
+				assert.NoError(t, err)
+				return
+			}
+			var ve *idempay.ValidationError
+			require.True(t, errors.As(err, &ve), "want a *ValidationError, got %v", err)
+			assert.Equal(t, tc.field, ve.Field, ve.Reason)
+			assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
+		})
+	}
+}
+
+func TestValidateAPIVersion(t *testing.T) {
+	assert.NoError(t, Provider{APIVersion: "2025-03-31.basil"}.Validate(valid()))
+	assert.ErrorIs(t, Provider{APIVersion: "2024-06-20\r\nX-Evil: 1"}.Validate(valid()), idempay.ErrInvalidRequest)
+}
+
+func TestExponent(t *testing.T) {
+	for code, want := range map[string]int{"jpy": 0, "KRW": 0, "XPF": 0, "USD": 2, "ISK": 2, "HUF": 2, "KWD": 3, "tnd": 3} {
+		assert.Equal(t, want, Exponent(code), code)
+	}
+	// Every zero-decimal currency of Stripe's list has no minor unit in
+	// ISO 4217 either, so none needs converting.
+	for code := range zeroDecimal {
+		iso, err := idempay.CurrencyExponent(code)
+		require.NoError(t, err)
+		assert.Zero(t, iso, code)
+	}
+}
