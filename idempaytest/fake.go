@@ -37,8 +37,9 @@ import (
 // idempay.OutcomeOf answer the same for both.
 //
 // The zero value is ready for use. A FakeCharger is safe for concurrent
-// use; calls for one intent are served one at a time, as the Client's
-// single flight does. It must not be copied after first use.
+// use; it answers one call at a time (the Client runs calls for one
+// intent as one flight, so concurrent callers of an intent see one fresh
+// result and replays either way). It must not be copied after first use.
 type FakeCharger struct {
 	mu      sync.Mutex
 	scripts map[string][]step
@@ -72,21 +73,21 @@ type result struct {
 // A ctx already done fails the call, outcome failed, before anything is
 // remembered, like a KeyStore that cannot reserve.
 func (f *FakeCharger) Charge(ctx context.Context, req idempay.ChargeRequest) (*idempay.Charge, error) {
+	// One lock over the whole call keeps Calls in the order the calls
+	// were answered, which is the order a test reasons about.
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	ch, err := f.charge(ctx, req)
 	req.Metadata, req.Extra = maps.Clone(req.Metadata), maps.Clone(req.Extra)
-	call := Call{Request: req, Charge: copyCharge(ch), Err: err}
-	f.mu.Lock()
-	f.calls = append(f.calls, call)
-	f.mu.Unlock()
+	f.calls = append(f.calls, Call{Request: req, Charge: copyCharge(ch), Err: err})
 	return ch, err
 }
 
+// charge answers one call; f.mu is held.
 func (f *FakeCharger) charge(ctx context.Context, req idempay.ChargeRequest) (*idempay.Charge, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
 	if s, ok := f.peek(req.IntentID); ok && s.kind == stepInvalid {
 		// A validation refusal happens before the store: nothing is
 		// remembered, so it is answered before the mismatch check.

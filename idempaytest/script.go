@@ -57,8 +57,8 @@ func (s *IntentScript) SucceedWith(ch idempay.Charge) *IntentScript {
 
 // Decline answers with a decline carrying declineCode (for example
 // "insufficient_funds"): outcome failed, errors.Is idempay.ErrDeclined,
-// and an *idempay.APIError (status 402, code card_declined) for
-// errors.As. It settles the intent if it was not settled yet, so later
+// and an *idempay.APIError (Provider "fake", status 402, code
+// card_declined) for errors.As. It settles the intent if it was not settled yet, so later
 // calls get the same decline, as from the Client's store.
 func (s *IntentScript) Decline(declineCode string) *IntentScript {
 	return s.add(step{kind: stepDecline, code: declineCode})
@@ -123,14 +123,16 @@ type answer struct {
 	settles bool
 }
 
-// chargeErr is the answer's error as a *ChargeError, for the replay of a
-// settled decline.
+// chargeErr is a copy of the answer's *ChargeError, kept for the replay of
+// a settled decline: a copy, so that a caller changing the error it got
+// cannot change later answers.
 func (a answer) chargeErr() *idempay.ChargeError {
 	var ce *idempay.ChargeError
-	if errors.As(a.err, &ce) {
-		return ce
+	if !errors.As(a.err, &ce) {
+		return nil
 	}
-	return nil
+	c := *ce
+	return &c
 }
 
 // fakeURL is where the fake's transport errors say they were sending.
