@@ -37,9 +37,10 @@ import (
 // idempay.OutcomeOf answer the same for both.
 //
 // The zero value is ready for use. A FakeCharger is safe for concurrent
-// use; it answers one call at a time (the Client runs calls for one
-// intent as one flight, so concurrent callers of an intent see one fresh
-// result and replays either way). It must not be copied after first use.
+// use. It answers one call at a time, so concurrent calls for an intent
+// get one fresh result and replays of it; a Client differs only in that
+// callers joining one flight all get the fresh result. It must not be
+// copied after first use.
 type FakeCharger struct {
 	mu      sync.Mutex
 	scripts map[string][]step
