@@ -77,47 +77,48 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 // without a key runs unprotected, as at Stripe.
 func (s *Server) execute(a *answer, c createReq) {
 	if c.key == "" {
-		s.process(a, c, func(resp stored, effect func()) bool { effect(); return true })
+		s.process(a, c, func(resp faults.Stored, effect func()) bool { effect(); return true })
 		return
 	}
-	sc := scope{c.account, c.key}
-	cl := s.keys.claim(sc, c.fp, s.now())
-	switch cl.kind {
-	case claimMismatch:
+	cl := s.keys.Claim(c.account, c.key, c.fp, s.now())
+	switch cl.Kind {
+	case faults.ClaimMismatch:
 		a.send(http.StatusBadRequest, (&apiError{Type: typeIdempotency,
 			Message: "Keys for idempotent requests can only be used with the same parameters they were first used with."}).body(), false)
-	case claimInUse:
+	case faults.ClaimInUse:
 		a.inUse()
-	case claimReplay:
-		a.reply(cl.resp, true, c.fault)
+	case faults.ClaimReplay:
+		a.reply(cl.Resp, true, c.fault)
 	default:
-		s.process(a, c, func(resp stored, effect func()) bool { return s.keys.commit(sc, cl.token, resp, effect) })
+		s.process(a, c, func(resp faults.Stored, effect func()) bool {
+			return s.keys.Commit(c.account, c.key, cl.Token, resp, effect)
+		})
 	}
 }
 
 // process executes a request holding its key's claim; commit stores the
 // answer and the effect together, or reports that the claim was lost.
-func (s *Server) process(a *answer, c createReq, commit func(stored, func()) bool) {
+func (s *Server) process(a *answer, c createReq, commit func(faults.Stored, func()) bool) {
 	switch c.fault {
 	case faults.Mid: // the crash: nothing charged, nothing stored, the claim left to its lease
 		a.drop(c.fault)
 		return
 	case faults.Internal:
 		s.stats.fault(c.fault)
-		resp := stored{http.StatusInternalServerError, (&apiError{Type: typeAPI,
+		resp := faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: typeAPI,
 			Message: "An unknown error occurred while processing the request."}).body()}
 		if !commit(resp, func() {}) {
 			a.inUse()
 			return
 		}
-		a.send(resp.status, resp.body, false)
+		a.send(resp.Status, resp.Body, false)
 		return
 	}
 	now := s.now()
 	pi, decline := newIntent(c.params, c.account, c.key, now)
-	resp := stored{http.StatusOK, mustJSON(pi)}
+	resp := faults.Stored{Status: http.StatusOK, Body: mustJSON(pi)}
 	if decline != nil {
-		resp = stored{http.StatusPaymentRequired, decline.body()}
+		resp = faults.Stored{Status: http.StatusPaymentRequired, Body: decline.body()}
 	}
 	if !commit(resp, func() { s.intents.add(pi, now, s.ledger) }) {
 		// Our lease ran out and another request took the key over: it
@@ -159,12 +160,12 @@ func (a *answer) inUse() {
 }
 
 // reply sends a stored answer, unless a Post fault loses it.
-func (a *answer) reply(resp stored, replayed bool, f faults.Fault) {
+func (a *answer) reply(resp faults.Stored, replayed bool, f faults.Fault) {
 	if f == faults.Post {
 		a.drop(f)
 		return
 	}
-	a.send(resp.status, resp.body, replayed)
+	a.send(resp.Status, resp.Body, replayed)
 }
 
 func (a *answer) send(status int, body []byte, replayed bool) {

@@ -22,7 +22,7 @@ type Server struct {
 	cfg     Config
 	ledger  *faults.Ledger
 	faults  *faults.Injector
-	keys    *keyStore
+	keys    *faults.KeyTable
 	intents *intentStore
 	stats   *counters
 }
@@ -38,7 +38,7 @@ func New(cfg Config) *Server {
 		cfg:     cfg,
 		ledger:  &faults.Ledger{},
 		faults:  faults.NewInjector(cfg.Faults, cfg.Seed),
-		keys:    newKeyStore(cfg.Lease, cfg.Retention),
+		keys:    faults.NewKeyTable(cfg.Lease, cfg.Retention),
 		intents: newIntentStore(),
 		stats:   newCounters(),
 	}
