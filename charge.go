@@ -235,10 +235,18 @@ func fingerprint(namespace string, r ChargeRequest) string {
 		Source                                       string
 		Meta, Extra                                  map[string]string
 	}{namespace, r.IntentID, strings.ToUpper(r.Currency), r.Customer, r.Description, r.ReturnURL,
-		r.Amount, r.Source.Reveal(), r.Metadata, r.Extra}
+		r.Amount, r.Source.Reveal(), nonEmpty(r.Metadata), nonEmpty(r.Extra)}
 	b, _ := json.Marshal(canon) // cannot fail: strings, ints and string maps only
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// nonEmpty makes an empty map and a nil one the same payment.
+func nonEmpty(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // storedOutcome is what a settled intent keeps in Record.Result, so a later

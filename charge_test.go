@@ -114,3 +114,18 @@ func TestSecretsNeverAppear(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, fmt.Sprintf("%+v %s", rec, rec.Result), "SECRET", "the store keeps no secret")
 }
+
+func TestEmptyAndNilMapsAreTheSamePayment(t *testing.T) {
+	store := memstore.New()
+	s := newStub(t, store, created("ch_m"))
+	c := newClient(t, s.server.URL, store)
+	first := order("o-maps")
+	_, err := c.Charge(context.Background(), first)
+	require.NoError(t, err)
+	again := order("o-maps")
+	again.Metadata, again.Extra = map[string]string{}, map[string]string{}
+	again.Currency = "jpy"
+	ch, err := c.Charge(context.Background(), again)
+	require.NoError(t, err, "an empty map, a nil map and the currency's case do not make another payment")
+	assert.Equal(t, idempay.ReplayFromStore, ch.ReplayedFrom)
+}

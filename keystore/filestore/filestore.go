@@ -49,6 +49,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/idempay/idempay"
 	bolt "go.etcd.io/bbolt"
@@ -76,6 +77,9 @@ var (
 type Store struct {
 	db  *bolt.DB
 	cfg config
+	// writers counts the Reserve and Resolve calls in a write
+	// transaction or waiting for one; see write.
+	writers atomic.Int64
 
 	stopSweep context.CancelFunc
 	sweepDone chan struct{}
