@@ -1,0 +1,168 @@
+package fake2c2p
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// State is where a transaction stands.
+type State string
+
+// The states of a transaction, with the inquiry respCode of each.
+const (
+	// InProgress: the gateway failed part-way (a Mid fault); inquiry 2001.
+	InProgress State = "in_progress"
+	// AwaitingPayment: the token was issued; the customer has not paid.
+	// Inquiry 0001.
+	AwaitingPayment State = "awaiting_payment"
+	// Paid: the customer paid; inquiry 0000 with tranRef.
+	Paid State = "paid"
+	// Declined: the payment was refused; inquiry answers the decline code.
+	Declined State = "declined"
+)
+
+// Transaction is what one accepted token request opened.
+type Transaction struct {
+	MerchantID     string
+	InvoiceNo      string
+	IdempotencyID  string
+	Description    string
+	Amount         string // the decimal number as received
+	CurrencyCode   string
+	PaymentChannel []string
+	UserDefined    [5]string
+	PaymentToken   string
+	State          State
+	RespCode       string // the inquiry respCode of State
+	TranRef        string // set when paid
+	ApprovalCode   string // set when paid
+	// Answered is false when the answer that carried the paymentToken was
+	// lost (a Mid or Post fault): the client cannot know the outcome
+	// without asking Payment Inquiry.
+	Answered bool
+	Created  time.Time
+}
+
+// Transactions returns every transaction, oldest first.
+func (s *Server) Transactions() []Transaction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Transaction, len(s.order))
+	for i, inv := range s.order {
+		out[i] = *s.txns[inv]
+	}
+	return out
+}
+
+// Transaction returns the transaction of invoiceNo.
+func (s *Server) Transaction(invoiceNo string) (Transaction, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.txns[invoiceNo]
+	if !ok {
+		return Transaction{}, false
+	}
+	return *t, true
+}
+
+// Len returns the number of transactions.
+func (s *Server) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.order)
+}
+
+// Check returns a *DuplicateError if one idempotencyID opened more than one
+// transaction, which means a client sent one intent under several invoice
+// numbers; nil otherwise.
+func (s *Server) Check() error {
+	byKey := map[string][]string{}
+	var keys []string
+	for _, t := range s.Transactions() {
+		if t.IdempotencyID == "" {
+			continue
+		}
+		if byKey[t.IdempotencyID] == nil {
+			keys = append(keys, t.IdempotencyID)
+		}
+		byKey[t.IdempotencyID] = append(byKey[t.IdempotencyID], t.InvoiceNo)
+	}
+	var d DuplicateError
+	for _, k := range keys {
+		if len(byKey[k]) > 1 {
+			d.Keys = append(d.Keys, k)
+			d.Invoices = append(d.Invoices, byKey[k])
+		}
+	}
+	if d.Keys == nil {
+		return nil
+	}
+	return &d
+}
+
+// DuplicateError lists idempotencyIDs that opened more than one transaction.
+type DuplicateError struct {
+	Keys     []string
+	Invoices [][]string // the invoices of Keys[i]
+}
+
+func (e *DuplicateError) Error() string {
+	var b strings.Builder
+	b.WriteString("fake2c2p: one key opened several transactions:")
+	for i, k := range e.Keys {
+		fmt.Fprintf(&b, " %s -> %v;", k, e.Invoices[i])
+	}
+	return strings.TrimSuffix(b.String(), ";")
+}
+
+// Pay completes the payment of invoiceNo as the customer would on the
+// payment page. It fails for an unknown, paid or declined invoice.
+func (s *Server) Pay(invoiceNo string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.payLocked(invoiceNo)
+}
+
+func (s *Server) payLocked(invoiceNo string) error {
+	t, ok := s.txns[invoiceNo]
+	switch {
+	case !ok:
+		return fmt.Errorf("fake2c2p: no transaction for invoice %q", invoiceNo)
+	case t.State == Paid || t.State == Declined:
+		return fmt.Errorf("fake2c2p: invoice %q is already %s", invoiceNo, t.State)
+	}
+	s.tranSeq++
+	t.State, t.RespCode = Paid, "0000"
+	t.TranRef = fmt.Sprintf("%09d", 4000000+s.tranSeq)
+	t.ApprovalCode = fmt.Sprintf("%06d", s.tranSeq%1000000)
+	return nil
+}
+
+// PayAll pays every transaction still open and returns how many.
+func (s *Server) PayAll() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, inv := range s.order {
+		if s.payLocked(inv) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Decline refuses the payment of invoiceNo with respCode (e.g. "4005").
+func (s *Server) Decline(invoiceNo, respCode string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.txns[invoiceNo]
+	switch {
+	case !ok:
+		return fmt.Errorf("fake2c2p: no transaction for invoice %q", invoiceNo)
+	case t.State == Paid || t.State == Declined:
+		return fmt.Errorf("fake2c2p: invoice %q is already %s", invoiceNo, t.State)
+	}
+	t.State, t.RespCode = Declined, respCode
+	return nil
+}

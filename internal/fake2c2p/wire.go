@@ -1,0 +1,114 @@
+package fake2c2p
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/idempay/idempay/internal/faults"
+)
+
+// respDescs are the descriptions the server answers with.
+var respDescs = map[string]string{
+	"0000": "Success",
+	"0001": "Transaction is pending",
+	"2001": "Transaction in progress",
+	"2002": "Transaction not found",
+	"9004": "The value is not valid",
+	"9005": "Some mandatory fields are missing",
+	"9006": "This field exceeded its authorized length",
+	"9007": "Invalid merchant",
+	"9009": "Invalid amount",
+	"9010": "Invalid currency code",
+	"9015": "Existing Invoice Number",
+	"9042": "Hash value mismatch",
+	"9999": "System error",
+}
+
+func desc(code string) string {
+	if d, ok := respDescs[code]; ok {
+		return d
+	}
+	return "Declined"
+}
+
+// readPayload reads {"payload": "<jwt>"} and verifies the JWT: HS256 with
+// the secret, nothing else.
+func (s *Server) readPayload(r *http.Request) (jwt.MapClaims, error) {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return nil, err
+	}
+	var body struct {
+		Payload *string `json:"payload"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil || body.Payload == nil {
+		return nil, errors.New("no payload")
+	}
+	claims := jwt.MapClaims{}
+	_, err = jwt.ParseWithClaims(*body.Payload, claims, func(*jwt.Token) (any, error) {
+		return []byte(s.cfg.Secret), nil
+	}, jwt.WithValidMethods([]string{"HS256"}), jwt.WithJSONNumber(), jwt.WithTimeFunc(s.cfg.Now))
+	if err != nil {
+		return nil, err
+	}
+	return claims, nil
+}
+
+// answer writes a signed answer {"payload": "<jwt>"} with status 200.
+func (s *Server) answer(w http.ResponseWriter, claims jwt.MapClaims) {
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(s.cfg.Secret))
+	if err != nil { // HS256 with a []byte key cannot fail
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	s.writeJSON(w, http.StatusOK, map[string]string{"payload": tok})
+}
+
+// refuse answers a refusal: signed unless PlainErrors, or when plain is
+// forced (the server cannot sign for a request it could not verify).
+func (s *Server) refuse(w http.ResponseWriter, code string, plain bool, extra jwt.MapClaims) {
+	if plain || s.cfg.PlainErrors {
+		s.writeJSON(w, http.StatusOK, map[string]string{"respCode": code, "respDesc": desc(code)})
+		return
+	}
+	c := jwt.MapClaims{"respCode": code, "respDesc": desc(code)}
+	for k, v := range extra {
+		c[k] = v
+	}
+	s.answer(w, c)
+}
+
+func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v) // maps of strings: cannot fail
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func (s *Server) unavailable(w http.ResponseWriter) {
+	if s.cfg.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(s.cfg.RetryAfter.Seconds())))
+	}
+	w.Header().Set("Content-Type", "text/html")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = io.WriteString(w, "<html><body>503 Service Unavailable</body></html>")
+}
+
+// drop closes the connection without answering, as a crashed gateway or a
+// cut network would. Nothing may have been written to w.
+func (s *Server) drop(w http.ResponseWriter) { faults.Drop(w, s.cfg.DropWithReset) }
+
+// internal answers an HTTP 500 with 2C2P's plain internal-failure code.
+func (s *Server) internal(w http.ResponseWriter) {
+	s.writeJSON(w, http.StatusInternalServerError, map[string]string{"respCode": "9999", "respDesc": desc("9999")})
+}
+
+// str returns claim k as a string, and whether it was one.
+func str(c jwt.MapClaims, k string) (string, bool) {
+	v, ok := c[k].(string)
+	return v, ok
+}
