@@ -161,13 +161,26 @@ func (c *Client) Charge(ctx context.Context, req ChargeRequest) (*Charge, error)
 	}
 	req.Currency = strings.ToUpper(req.Currency)
 	fp := fingerprint(c.namespace, req)
-	v, err, _ := c.flights.Do(fp+"\x00"+req.Key, func() (any, error) {
+	flight := c.flights.DoChan(fp+"\x00"+req.Key, func() (any, error) {
 		return c.charge(ctx, req, fp)
 	})
-	if err != nil {
-		return nil, err
+	var r singleflight.Result
+	select {
+	case r = <-flight:
+	case <-ctx.Done():
+		select {
+		case r = <-flight: // it ended too: its answer says more
+		default:
+			// This caller stops waiting; a flight started by another
+			// caller goes on under that caller's context.
+			return nil, &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
+				Err: fmt.Errorf("%w: stopped waiting: %w", ErrInProgress, ctx.Err())}
+		}
 	}
-	ch := *v.(*Charge) // each caller gets its own copy
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	ch := *r.Val.(*Charge) // each caller gets its own copy
 	return &ch, nil
 }
 

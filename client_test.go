@@ -478,3 +478,29 @@ func TestNoSilentResendOnKeptAliveConnection(t *testing.T) {
 	assert.Equal(t, s.hits.Load()-before, int32(ch.Attempts), "attempts counted = requests received")
 	assert.Equal(t, 2, ch.Attempts)
 }
+
+func TestWaiterStopsWaitingOnItsOwnContext(t *testing.T) {
+	store := memstore.New()
+	release := make(chan struct{})
+	s := newStub(t, store, func(w http.ResponseWriter, r *http.Request) {
+		<-release
+		created("ch_w")(w, r)
+	})
+	c := newClient(t, s.server.URL, store)
+	leader := make(chan error)
+	go func() {
+		_, err := c.Charge(context.Background(), order("o"))
+		leader <- err
+	}()
+	for s.hits.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := c.Charge(ctx, order("o"))
+	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown, "a waiter that gives up cannot know the outcome")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	close(release)
+	require.NoError(t, <-leader, "the flight went on for the caller that started it")
+	assert.Equal(t, int32(1), s.hits.Load())
+}
