@@ -1,0 +1,56 @@
+package filestore_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/keystore/filestore"
+)
+
+// The key reserved before a crash is found again by the next process.
+func Example() {
+	dir, err := os.MkdirTemp("", "filestore-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "idempay.db")
+	ctx := context.Background()
+	now := time.Now()
+
+	s, err := filestore.Open(path, filestore.WithRetention(3*24*time.Hour))
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := s.Reserve(ctx, idempay.Record{
+		Namespace: "stripe:acct_1", IntentID: "order-42", Key: "0f8fad5b-d9cb-469f-a165-70867728950e",
+		State: idempay.StateOpen, CreatedAt: now, UpdatedAt: now,
+		LeaseOwner: "web-1", LeaseUntil: now.Add(time.Minute),
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("created:", res.Created)
+	s.Close() // the process stops before the charge is resolved
+
+	s, err = filestore.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	open, err := s.ListOpen(ctx, "stripe:acct_1", 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range open {
+		fmt.Println("to resume:", r.IntentID, r.Key)
+	}
+	// Output:
+	// created: true
+	// to resume: order-42 0f8fad5b-d9cb-469f-a165-70867728950e
+}
