@@ -264,8 +264,8 @@ func checkAnswers(f *failures, results []event, charged map[string]refserver.Cha
 		proc   int
 		intent string
 	}
-	first := map[pk]event{}         // pass 1 answer of each process
-	last := map[pk]event{}          // last pass 2 answer
+	first := map[pk]event{}                 // pass 1 answer of each process
+	last := map[pk]event{}                  // last pass 2 answer
 	succeededSomewhere := map[string]bool{} // in pass 1
 	for _, ev := range results {
 		ch := charged[ev.Intent]
