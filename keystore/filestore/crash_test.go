@@ -84,7 +84,7 @@ func TestCrashDurability(t *testing.T) {
 	}
 	path := filepath.Join(t.TempDir(), "keys.db")
 	printed := map[string]string{} // intent ID -> key the child printed
-	const rounds = 4
+	const rounds = 5
 	for round := range rounds {
 		n := crashRound(t, path, round, printed)
 		t.Logf("round %d: child killed after %d printed reservations", round, n)
@@ -112,11 +112,12 @@ func crashRound(t *testing.T, path string, round int, printed map[string]string)
 		t.Fatal(err)
 	}
 	kill := func() { cmd.Process.Signal(syscall.SIGKILL) }
-	// A child that prints too slowly is killed anyway, to bound the test.
-	timer := time.AfterFunc(5*time.Second, kill)
+	// A child that prints too slowly is killed anyway, which bounds the
+	// test at about rounds × 1.5 s on a loaded machine.
+	timer := time.AfterFunc(1500*time.Millisecond, kill)
 	defer timer.Stop()
 
-	killAt := 100 + rand.IntN(400)
+	killAt := 100 + rand.IntN(1000)
 	n := 0
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {

@@ -34,6 +34,7 @@ var defects = map[string][]string{
 	"lease-ignored":         {"Lease/another_owner_is_refused_before_the_lease_ends"},
 	"lease-end-exclusive":   {"Lease/another_owner_claims_once_the_lease_has_ended"},
 	"closed-claimable":      {"Lease/a_closed_record_is_never_claimed"},
+	"pending-not-claimable": {"Lease/a_pending_record_is_claimed_like_an_open_one"},
 	"claim-keeps-lease":     {"Lease/the_holder_claims_its_own_lease_again"},
 	"resolve-no-key-check":  {"Resolve/another_key_returns_ErrKeyMismatch_and_changes_nothing"},
 	"resolve-reopens":       {"Resolve/closed_record_returns_ErrAlreadyResolved_and_changes_nothing"},
@@ -121,6 +122,9 @@ func (s *faultyStore) Reserve(ctx context.Context, r idempay.Record) (idempay.Re
 	free := cur.LeaseOwner == "" || !r.UpdatedAt.Before(cur.LeaseUntil) || cur.LeaseOwner == r.LeaseOwner
 	if s.has("lease-end-exclusive") {
 		free = cur.LeaseOwner == "" || r.UpdatedAt.After(cur.LeaseUntil) || cur.LeaseOwner == r.LeaseOwner
+	}
+	if s.has("pending-not-claimable") && cur.State == idempay.StatePending {
+		free = false
 	}
 	if (cur.State.Closed() && !s.has("closed-claimable")) || (!free && !s.has("lease-ignored")) {
 		return idempay.Reservation{Record: s.copyOut(cur)}, nil

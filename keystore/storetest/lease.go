@@ -91,6 +91,32 @@ func leaseCases() []testCase {
 			}
 		},
 	}, {
+		name: "Lease/a pending record is claimed like an open one",
+		rule: "A pending record's lease is taken like an open record's: by any owner once released or expired, never from another owner before LeaseUntil; the claim keeps the state pending",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner-a", t0)).Record
+			toPending := resolution(r, idempay.StatePending, t0.Add(time.Second))
+			toPending.ProviderRef = "pi_3DS"
+			resolve(t, s, toPending)
+			pending := resolved(r, toPending)
+
+			b := newRecord("ns", "order-1", "key-b", "owner-b", t0.Add(2*time.Second))
+			got := reserve(t, s, b)
+			if !got.Claimed || got.Created {
+				t.Errorf("Reserve by owner-b of a pending record with a released lease: Claimed=%v Created=%v; want Claimed true, Created false",
+					got.Claimed, got.Created)
+			}
+			want := claimed(pending, b)
+			checkRecord(t, "a claim of a pending record keeps it pending with its key and ProviderRef", got.Record, want)
+			checkStored(t, s, "a claim of a pending record", want)
+
+			c := newRecord("ns", "order-1", "key-c", "owner-c", b.LeaseUntil.Add(-us))
+			if got := reserve(t, s, c); got.Claimed {
+				t.Error("Reserve by owner-c of a pending record leased to owner-b, before its LeaseUntil: Claimed = true; want false")
+			}
+			checkStored(t, s, "a refused claim of a pending record must not change it", want)
+		},
+	}, {
 		name: "Lease/a closed record is never claimed",
 		rule: "Reserve on a succeeded or failed record returns Claimed false and the record unchanged, whoever asks and however late: its outcome is known and nothing may be sent",
 		run: func(t *testing.T, s idempay.KeyStore) {
