@@ -16,7 +16,7 @@ var (
 	workersFlag = flag.Int("fleet.workers", 8, "concurrent callers in each process of the fleet test")
 
 	takeoverIntents = flag.Int("takeover.intents", 30, "intents the killed process of the takeover test holds")
-	takeoverLease   = flag.Duration("takeover.lease", time.Second,
+	takeoverLease   = flag.Duration("takeover.lease", 500*time.Millisecond,
 		"client lease of the takeover test; it must outlast the start of the second process")
 )
 

@@ -1,0 +1,35 @@
+package filestore_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fleet"
+	"github.com/idempay/idempay/keystore/filestore"
+)
+
+// TestTakeover kills a process holding leases on intents it has sent and
+// lets the next process on the same file take them over (see
+// fleet.Takeover). bbolt locks the file, so the two run one after the
+// other: a restart, not a fleet. The lease still matters there, since a
+// restarted process cannot tell a dead predecessor from a live sibling.
+func TestTakeover(t *testing.T) {
+	fleet.Takeover(t, fleet.Store{
+		Name:      "filestore",
+		New:       func(t testing.TB) string { return filepath.Join(t.TempDir(), "keys.db") },
+		Exclusive: true,
+		Open: func(t testing.TB, path string) idempay.KeyStore {
+			s, err := filestore.Open(path, filestore.WithSweepInterval(0))
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			t.Cleanup(func() {
+				if err := s.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			})
+			return s
+		},
+	})
+}
