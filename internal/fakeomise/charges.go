@@ -1,0 +1,190 @@
+package fakeomise
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/idempay/idempay/internal/faults"
+)
+
+// IntentMetadataKey is the metadata key under which idempay's Omise
+// adapter tags each charge with its intent ID.
+const IntentMetadataKey = "idempay_intent"
+
+// Charge is the fake's charge, in Omise's JSON shape (the fields the
+// adapter reads, and a few more).
+type Charge struct {
+	Object         string            `json:"object"`
+	ID             string            `json:"id"`
+	Location       string            `json:"location"`
+	Livemode       bool              `json:"livemode"`
+	Amount         int64             `json:"amount"`
+	Currency       string            `json:"currency"`
+	Description    *string           `json:"description"`
+	Metadata       map[string]string `json:"metadata"`
+	Status         string            `json:"status"`
+	Capture        bool              `json:"capture"`
+	Authorized     bool              `json:"authorized"`
+	Paid           bool              `json:"paid"`
+	AuthorizeURI   *string           `json:"authorize_uri"`
+	ReturnURI      *string           `json:"return_uri"`
+	FailureCode    *string           `json:"failure_code"`
+	FailureMessage *string           `json:"failure_message"`
+	Customer       *string           `json:"customer"`
+	Created        string            `json:"created_at"`
+
+	account string
+	key     string
+	at      time.Time
+}
+
+func (c *Charge) clone() Charge {
+	out := *c
+	out.Metadata = maps.Clone(c.Metadata)
+	return out
+}
+
+// charged reports whether the charge moved money or holds an authorisation.
+func (c *Charge) charged() bool {
+	return c.Status == "successful" || (c.Status == "pending" && c.Authorized)
+}
+
+func (c *Charge) fail(code, message string) {
+	c.Status, c.FailureCode, c.FailureMessage = "failed", &code, &message
+	c.Authorized, c.Paid, c.AuthorizeURI = false, false, nil
+}
+
+// succeed completes the charge: paid, or authorised and waiting for capture.
+func (c *Charge) succeed() {
+	c.Authorized, c.AuthorizeURI = true, nil
+	if c.Capture {
+		c.Status, c.Paid = "successful", true
+	} else {
+		c.Status = "pending"
+	}
+}
+
+// newCharge builds the charge a create request makes.
+func newCharge(p createParams, account, key string, now time.Time) *Charge {
+	id := newID("chrg")
+	c := &Charge{Object: "charge", ID: id, Location: "/charges/" + id, Amount: p.amount,
+		Currency: strings.ToUpper(p.currency), Metadata: p.metadata, Capture: p.capture,
+		Created: now.UTC().Format(time.RFC3339), account: account, key: key, at: now}
+	c.Description, c.ReturnURI, c.Customer = optional(p.description), optional(p.returnURI), optional(p.customer)
+	what := strings.ToLower(p.card + p.source)
+	switch {
+	case strings.Contains(what, "decline"):
+		c.fail("insufficient_fund", "insufficient funds in the account or the card has reached the credit limit")
+	case strings.Contains(what, "3ds") || strings.HasPrefix(p.source, "src_"):
+		uri := "https://pay.omise.test/offsites/" + id + "/pay"
+		c.Status, c.AuthorizeURI = "pending", &uri
+	default:
+		c.succeed()
+	}
+	return c
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// chargeStore keeps every charge and which single-use tokens and sources
+// were consumed.
+type chargeStore struct {
+	mu   sync.Mutex
+	byID map[string]*Charge
+	used map[string]bool
+}
+
+func newChargeStore() *chargeStore {
+	return &chargeStore{byID: map[string]*Charge{}, used: map[string]bool{}}
+}
+
+// consume marks a single-use token or source as used; it reports false if
+// it already was.
+func (st *chargeStore) consume(account, id string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	k := account + "\x00" + id
+	if st.used[k] {
+		return false
+	}
+	st.used[k] = true
+	return true
+}
+
+func (st *chargeStore) add(c *Charge, ledger *faults.Ledger) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.byID[c.ID] = c
+	if c.charged() {
+		ledger.Add(entry(c))
+	}
+}
+
+func entry(c *Charge) faults.Charge {
+	return faults.Charge{ID: c.ID, Merchant: c.account, Intent: c.Metadata[IntentMetadataKey], Key: c.key,
+		Amount: c.Amount, Currency: c.Currency, Time: c.at}
+}
+
+func (st *chargeStore) get(id string) (Charge, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	c, ok := st.byID[id]
+	if !ok {
+		return Charge{}, false
+	}
+	return c.clone(), true
+}
+
+func (st *chargeStore) complete(id string, succeed bool, ledger *faults.Ledger) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	c, ok := st.byID[id]
+	if !ok || c.Status != "pending" || c.Authorized {
+		return false
+	}
+	if !succeed {
+		c.fail("payment_rejected", "the payment was rejected by the issuer")
+		return true
+	}
+	c.succeed()
+	ledger.Add(entry(c))
+	return true
+}
+
+// list returns the account's charges created in [from, to], in creation
+// order (reversed if reverse).
+func (st *chargeStore) list(account string, from, to time.Time, reverse bool) []Charge {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var out []Charge
+	for _, c := range st.byID {
+		if c.account == account && !c.at.Before(from) && !c.at.After(to) {
+			out = append(out, c.clone())
+		}
+	}
+	slices.SortFunc(out, func(a, b Charge) int {
+		if n := a.at.Compare(b.at); n != 0 {
+			return n
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if reverse {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// unconsume gives back a token or source whose charge was never recorded.
+func (st *chargeStore) unconsume(account, id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	delete(st.used, account+"\x00"+id)
+}

@@ -1,0 +1,80 @@
+package fakeomise
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/idempay/idempay/internal/faults"
+)
+
+// Defaults applied by New to zero fields of Config.
+const (
+	DefaultLease     = 2 * time.Second
+	DefaultRetention = 24 * time.Hour
+)
+
+// Config configures a Server. The zero value accepts any secret key,
+// ignores Idempotency-Key and injects no faults.
+type Config struct {
+	// SecretKey, if set, is the only secret accepted as Basic user;
+	// otherwise any non-empty user is, and each is its own account.
+	SecretKey string
+	// HonourKeys de-duplicates charges by Idempotency-Key, which Omise does
+	// not document.
+	HonourKeys bool
+	// Lease and Retention govern honoured keys. Defaults DefaultLease and
+	// DefaultRetention.
+	Lease, Retention time.Duration
+	// ListDelay hides a charge from GET /charges until this long after its
+	// creation. Zero (the default) lists it at once. A delay models a
+	// lagging list, or a charge still being created when the list is read:
+	// what the single-use token must guard against.
+	ListDelay time.Duration
+	// Faults are the probabilities of each fault per charge request, drawn
+	// from a source seeded with Seed.
+	Faults faults.Rates
+	Seed   uint64
+	// RetryAfter is sent, in whole seconds, with injected 503s.
+	RetryAfter time.Duration
+	// DropWithReset ends dropped connections with a TCP reset.
+	DropWithReset bool
+	// CloseConnections answers every request with Connection: close.
+	CloseConnections bool
+	// Now is the clock for charges' creation times and leases. Default
+	// time.Now.
+	Now func() time.Time
+	// OnRequest, if set, is called for every charge request as it arrives,
+	// before any fault or processing.
+	OnRequest func(RequestInfo)
+}
+
+// RequestInfo describes a charge request as it arrives.
+type RequestInfo struct {
+	Request *http.Request // its body has been read: use Form
+	Key     string        // the Idempotency-Key header, trimmed
+	Intent  string        // metadata[idempay_intent], if present
+	Form    url.Values    // the parsed body
+}
+
+// Validate reports whether c can configure a Server.
+func (c Config) Validate() error {
+	if c.Lease < 0 || c.Retention < 0 || c.RetryAfter < 0 || c.ListDelay < 0 {
+		return errors.New("fakeomise: negative duration")
+	}
+	return c.Faults.Validate()
+}
+
+func (c Config) withDefaults() Config {
+	if c.Lease == 0 {
+		c.Lease = DefaultLease
+	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}

@@ -1,0 +1,72 @@
+package omise
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/idempay/idempay"
+)
+
+// charge is the part of Omise's charge object the adapter reads.
+type charge struct {
+	Object         string            `json:"object"`
+	ID             string            `json:"id"`
+	Status         string            `json:"status"`
+	Amount         int64             `json:"amount"`
+	Currency       string            `json:"currency"`
+	Authorized     bool              `json:"authorized"`
+	Capture        *bool             `json:"capture"`
+	AuthorizeURI   string            `json:"authorize_uri"`
+	FailureCode    string            `json:"failure_code"`
+	FailureMessage string            `json:"failure_message"`
+	Metadata       map[string]string `json:"metadata"`
+}
+
+// parseCharge reads a charge body; ok is false when the body is not one.
+func parseCharge(body []byte) (c charge, ok bool) {
+	if json.Unmarshal(body, &c) != nil || c.ID == "" || (c.Object != "" && c.Object != "charge") {
+		return charge{}, false
+	}
+	return c, true
+}
+
+// StatusAuthorized is the Charge.Status reported for a charge Omise holds
+// as authorised and waiting for capture (status "pending", authorized
+// true, capture false): a success of the authorisation, told apart from a
+// charge waiting for 3-D Secure.
+const StatusAuthorized = "authorized"
+
+// verdict says what a charge's status means for the money.
+func (c charge) verdict(v idempay.Verdict) idempay.Verdict {
+	ch := &idempay.Charge{ID: c.ID, Status: c.Status, Amount: c.Amount, Currency: strings.ToUpper(c.Currency)}
+	switch c.Status {
+	case "successful":
+		v.Kind, ch.State = idempay.KindSucceeded, idempay.StateSucceeded
+	case "pending":
+		if c.Authorized && c.Capture != nil && !*c.Capture {
+			// The authorisation the key guards is done; capturing is a
+			// separate call. Pending would leave the intent open until
+			// someone captures.
+			v.Kind, ch.State, ch.Status = idempay.KindSucceeded, idempay.StateSucceeded, StatusAuthorized
+			break
+		}
+		// 3-D Secure or an offsite source: the customer finishes it.
+		v.Kind, ch.State, ch.AuthorizeURL = idempay.KindPending, idempay.StatePending, c.AuthorizeURI
+	case "failed":
+		// Omise's decline: a charge, not an error, and final.
+		v.Kind = idempay.KindDeclined
+		v.Err = &idempay.APIError{Code: c.FailureCode, Message: c.FailureMessage}
+		return v
+	case "reversed", "expired":
+		// The authorisation was released, or the customer never finished:
+		// no money moved, and the charge cannot be completed any more.
+		v.Kind = idempay.KindDeclined
+		v.Err = &idempay.APIError{Code: c.Status, Message: "charge " + c.ID + " is " + c.Status}
+		return v
+	default:
+		v.Kind = idempay.KindUnknown
+		return v
+	}
+	v.Charge = ch
+	return v
+}

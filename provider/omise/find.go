@@ -1,0 +1,170 @@
+package omise
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/idempay/idempay"
+)
+
+// Errors of FindCharge and IntentOfCharge. Each leaves an intent's
+// outcome unknown.
+var (
+	// ErrNoProof: no charge of the intent was found, but with
+	// Provider.SavedCards that does not prove none exists.
+	ErrNoProof = errors.New("omise: no charge found for the intent, which is no proof for a saved card")
+	// ErrScanIncomplete: more charges were created since the intent's key
+	// was reserved than Provider.MaxListPages lets a lookup read.
+	ErrScanIncomplete = errors.New("omise: too many charges since the intent began to prove it has none")
+	// ErrForeignCharge: the charge is tagged with another intent.
+	ErrForeignCharge = errors.New("omise: charge belongs to another intent")
+	// ErrNotIdempay: the charge carries no idempay intent ID.
+	ErrNotIdempay = errors.New("omise: charge has no idempay intent in its metadata")
+)
+
+// listPage is the number of charges a list request asks for: Omise's
+// maximum.
+const listPage = 100
+
+// maxLookupBody caps a lookup answer: a page of 100 charges fits easily.
+const maxLookupBody = 8 << 20
+
+// FindCharge looks the intent's charge up without creating anything: by
+// ID when the record holds one (rec.ProviderRef), else by listing the
+// charges created since the intent's key was reserved and matching
+// metadata[idempay_intent]. A complete list without a match answers
+// KindNotFound, the proof that lets the Client resend (see the package
+// documentation for why that holds), except with SavedCards.
+func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
+	if rec.ProviderRef != "" {
+		c, err := p.retrieve(ctx, hc, t, rec.ProviderRef)
+		if err != nil {
+			return idempay.Verdict{Kind: idempay.KindUnknown}, err
+		}
+		if tag, tagged := c.Metadata[IntentMetadataKey]; tagged && tag != rec.IntentID {
+			return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q, not %q", ErrForeignCharge, c.ID, tag, rec.IntentID)
+		}
+		return found(c), nil
+	}
+	return p.scan(ctx, hc, t, rec)
+}
+
+// found is the verdict of a charge a lookup found. A refusal it carries
+// came with a 200, which the Client cannot know as it saw no charge
+// response.
+func found(c charge) idempay.Verdict {
+	v := c.verdict(idempay.Verdict{})
+	if v.Err != nil {
+		v.Err.Status = http.StatusOK
+	}
+	return v
+}
+
+// scan pages through GET /charges from shortly before the key was
+// reserved: the intent's charge, if any, was created after that, so it
+// comes early in chronological order.
+func (p Provider) scan(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
+	q := url.Values{"order": {"chronological"}, "limit": {strconv.Itoa(listPage)}}
+	if !rec.CreatedAt.IsZero() {
+		skew := p.ClockSkew
+		if skew == 0 {
+			skew = DefaultClockSkew
+		}
+		q.Set("from", rec.CreatedAt.Add(-skew).UTC().Truncate(time.Second).Format(time.RFC3339))
+	}
+	pages := p.MaxListPages
+	if pages == 0 {
+		pages = DefaultMaxListPages
+	}
+	for offset, page := 0, 0; page < pages; page++ {
+		q.Set("offset", strconv.Itoa(offset))
+		u := t.BaseURL.JoinPath(chargesPath)
+		u.RawQuery = q.Encode()
+		var list struct {
+			Total int               `json:"total"`
+			Data  []json.RawMessage `json:"data"`
+		}
+		if err := p.get(ctx, hc, t, u, &list); err != nil {
+			return idempay.Verdict{Kind: idempay.KindUnknown}, err
+		}
+		for _, raw := range list.Data {
+			if c, ok := parseCharge(raw); ok && c.Metadata[IntentMetadataKey] == rec.IntentID {
+				return found(c), nil
+			}
+		}
+		offset += len(list.Data)
+		if len(list.Data) == 0 || offset >= list.Total {
+			if p.SavedCards {
+				return idempay.Verdict{Kind: idempay.KindUnknown}, ErrNoProof
+			}
+			return idempay.Verdict{Kind: idempay.KindNotFound}, nil
+		}
+	}
+	return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w (%d pages of %d)", ErrScanIncomplete, pages, listPage)
+}
+
+func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Target, id string) (charge, error) {
+	var raw json.RawMessage
+	if err := p.get(ctx, hc, t, t.BaseURL.JoinPath(chargesPath, id), &raw); err != nil {
+		return charge{}, err
+	}
+	c, ok := parseCharge(raw)
+	if !ok {
+		return charge{}, fmt.Errorf("omise: charge %s: unreadable answer %s", id, snippet(raw))
+	}
+	return c, nil
+}
+
+// get sends one lookup and decodes a 2xx answer into out; any other
+// answer is an error carrying Omise's explanation.
+func (p Provider) get(ctx context.Context, hc *http.Client, t idempay.Target, u *url.URL, out any) error {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	p.authorize(r, t)
+	resp, err := hc.Do(r)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxLookupBody))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode/100 != 2 {
+		e, _ := readError(body)
+		return fmt.Errorf("omise: lookup %s: %w", u.Path, &idempay.APIError{Provider: "omise", Status: resp.StatusCode,
+			Code: e.Code, Message: e.Message, RequestID: requestID(resp.Header)})
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("omise: lookup %s: unreadable answer %s", u.Path, snippet(body))
+	}
+	return nil
+}
+
+// IntentOfCharge returns the idempay intent ID a charge was made for, read
+// from its metadata with GET /charges/{id}: what ties a 3-D Secure return
+// callback, or a webhook naming the charge, back to its intent, to settle
+// it with Client.Settle. hc nil means http.DefaultClient.
+func (p Provider) IntentOfCharge(ctx context.Context, hc *http.Client, t idempay.Target, chargeID string) (string, error) {
+	c, err := p.retrieve(ctx, hc, t, chargeID)
+	if err != nil {
+		return "", err
+	}
+	intent := c.Metadata[IntentMetadataKey]
+	if intent == "" {
+		return "", fmt.Errorf("%w: %s", ErrNotIdempay, chargeID)
+	}
+	return intent, nil
+}

@@ -1,0 +1,74 @@
+package omise_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fakeomise"
+	"github.com/idempay/idempay/keystore/memstore"
+	"github.com/idempay/idempay/provider/omise"
+	"github.com/stretchr/testify/require"
+)
+
+const secret = "skey_test_idempay"
+
+// startFake serves a fake Omise that checks, on every charge request, that
+// the store already holds the request's key for its intent, and that the
+// request carries the API version.
+func startFake(t *testing.T, store idempay.KeyStore, cfg fakeomise.Config) (*fakeomise.Server, string) {
+	t.Helper()
+	cfg.SecretKey = secret
+	cfg.OnRequest = func(info fakeomise.RequestInfo) {
+		if v := info.Request.Header.Get("Omise-Version"); v != omise.DefaultVersion {
+			t.Errorf("Omise-Version %q", v)
+		}
+		rec, err := store.Load(context.Background(), "omise:default", info.Intent)
+		if err != nil || rec.Key != info.Key {
+			t.Errorf("fake Omise received %s with key %q before the store held it (%q, %v)", info.Intent, info.Key, rec.Key, err)
+		}
+	}
+	srv := fakeomise.New(cfg)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return srv, ts.URL
+}
+
+func fastRetry() idempay.RetryPolicy {
+	return idempay.RetryPolicy{MaxAttempts: 5, InitialInterval: time.Millisecond, MaxInterval: 4 * time.Millisecond,
+		MaxElapsed: 10 * time.Second}
+}
+
+func newClient(t *testing.T, url string, store idempay.KeyStore, mods ...func(*idempay.Config)) *idempay.Client {
+	t.Helper()
+	cfg := idempay.Config{BaseURL: url, Credentials: secret, Store: store, Retry: fastRetry(), Provider: omise.Provider{}}
+	for _, m := range mods {
+		m(&cfg)
+	}
+	c, err := idempay.New(cfg)
+	require.NoError(t, err)
+	return c
+}
+
+type fixture struct {
+	srv    *fakeomise.Server
+	client *idempay.Client
+	store  idempay.KeyStore
+	target idempay.Target
+}
+
+func setup(t *testing.T, cfg fakeomise.Config, mods ...func(*idempay.Config)) fixture {
+	t.Helper()
+	store := memstore.New()
+	srv, base := startFake(t, store, cfg)
+	u, _ := url.Parse(base)
+	return fixture{srv: srv, client: newClient(t, base, store, mods...), store: store,
+		target: idempay.Target{BaseURL: u, Credentials: secret}}
+}
+
+func thb(id, token string) idempay.ChargeRequest {
+	return idempay.ChargeRequest{IntentID: id, Amount: 150000, Currency: "THB", Source: idempay.Secret(token)}
+}

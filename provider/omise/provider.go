@@ -1,0 +1,66 @@
+package omise
+
+import (
+	"time"
+
+	"github.com/idempay/idempay"
+)
+
+// DefaultVersion is the Omise-Version sent when Provider.Version is empty:
+// the API version whose charge object the adapter reads.
+const DefaultVersion = "2019-05-29"
+
+// IntentMetadataKey is the metadata key that tags every charge with its
+// idempay intent ID, so that it can be found by listing. Callers may not
+// set it themselves.
+const IntentMetadataKey = "idempay_intent"
+
+// Defaults of the lookup settings.
+const (
+	DefaultClockSkew    = 10 * time.Minute
+	DefaultMaxListPages = 20
+)
+
+// Provider speaks Omise's Charges API. Its zero value is ready.
+type Provider struct {
+	// Version is sent as Omise-Version. Default DefaultVersion.
+	Version string
+
+	// SavedCards allows charges Omise can repeat: a card ID (card_) with
+	// its Customer, or a Customer alone (its default card). For such a
+	// charge a lookup that finds nothing cannot prove that no charge is
+	// still being made, so with SavedCards set FindCharge never answers
+	// KindNotFound: an intent whose attempt was lost stays unknown until
+	// its charge shows up (Client.Settle) or someone reconciles it, and is
+	// never resent blindly.
+	SavedCards bool
+
+	// ClockSkew widens the list window before the moment the intent's key
+	// was reserved, for clock differences between this host and Omise.
+	// Default DefaultClockSkew.
+	ClockSkew time.Duration
+
+	// MaxListPages bounds a lookup by listing (100 charges a page); a scan
+	// cut short proves nothing. Default DefaultMaxListPages.
+	MaxListPages int
+}
+
+var (
+	_ idempay.Provider    = Provider{}
+	_ idempay.Finder      = Provider{}
+	_ idempay.LookupGuard = Provider{}
+)
+
+// Name is "omise": the provider part of every KeyStore namespace.
+func (Provider) Name() string { return "omise" }
+
+// LookupBeforeResend is true: Omise documents no de-duplication by key,
+// so a key that may have reached it is never resent without a lookup.
+func (Provider) LookupBeforeResend() bool { return true }
+
+func (p Provider) version() string {
+	if p.Version == "" {
+		return DefaultVersion
+	}
+	return p.Version
+}
