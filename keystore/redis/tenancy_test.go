@@ -1,0 +1,11 @@
+package redis
+
+import (
+	"testing"
+
+	"github.com/idempay/idempay/internal/fleet"
+)
+
+// TestTenancy charges one intent ID for two merchant accounts through one
+// key prefix: two records, two keys, two charges (see fleet.Tenancy).
+func TestTenancy(t *testing.T) { fleet.Tenancy(t, fleetStore()) }
