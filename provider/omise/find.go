@@ -51,18 +51,22 @@ func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Tar
 		if tag, tagged := c.Metadata[IntentMetadataKey]; tagged && tag != rec.IntentID {
 			return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q, not %q", ErrForeignCharge, c.ID, tag, rec.IntentID)
 		}
-		return found(c), nil
+		return found(c, rec), nil
 	}
 	return p.scan(ctx, hc, t, rec)
 }
 
-// found is the verdict of a charge a lookup found. A refusal it carries
-// came with a 200, which the Client cannot know as it saw no charge
-// response.
-func found(c charge) idempay.Verdict {
+// found is the verdict of a charge a lookup found for rec. It fills what
+// the Client fills for a charge response, since not every path through
+// the Client does so for lookups (the guard's, notably): the intent and
+// key on the charge, and the provider and status (200) on a refusal.
+func found(c charge, rec idempay.Record) idempay.Verdict {
 	v := c.verdict(idempay.Verdict{})
+	if v.Charge != nil {
+		v.Charge.IntentID, v.Charge.Key = rec.IntentID, rec.Key
+	}
 	if v.Err != nil {
-		v.Err.Status = http.StatusOK
+		v.Err.Provider, v.Err.Status = "omise", http.StatusOK
 	}
 	return v
 }
@@ -96,7 +100,7 @@ func (p Provider) scan(ctx context.Context, hc *http.Client, t idempay.Target, r
 		}
 		for _, raw := range list.Data {
 			if c, ok := parseCharge(raw); ok && c.Metadata[IntentMetadataKey] == rec.IntentID {
-				return found(c), nil
+				return found(c, rec), nil
 			}
 		}
 		offset += len(list.Data)

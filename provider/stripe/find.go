@@ -57,16 +57,20 @@ func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Targe
 	if tag, tagged := pi.Metadata[IntentMetadataKey]; tagged && tag != rec.IntentID {
 		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q, not %q", ErrForeignIntent, pi.ID, tag, rec.IntentID)
 	}
-	return found(pi, v.RequestID), nil
+	return found(pi, rec, v.RequestID), nil
 }
 
-// found is the verdict of a PaymentIntent a lookup found. A refusal it
-// carries was answered with 200, which the Client cannot know as it saw
-// no charge response.
-func found(pi paymentIntent, requestID string) idempay.Verdict {
+// found is the verdict of a PaymentIntent a lookup found for rec. It fills
+// what the Client fills for a charge response, since not every path
+// through the Client does so for lookups: the intent and key on the
+// charge, and the provider and status (200) on a refusal.
+func found(pi paymentIntent, rec idempay.Record, requestID string) idempay.Verdict {
 	v := pi.verdict(idempay.Verdict{RequestID: requestID})
+	if v.Charge != nil {
+		v.Charge.IntentID, v.Charge.Key, v.Charge.RequestID = rec.IntentID, rec.Key, requestID
+	}
 	if v.Err != nil {
-		v.Err.Status = http.StatusOK
+		v.Err.Provider, v.Err.Status, v.Err.RequestID = "stripe", http.StatusOK, requestID
 	}
 	return v
 }
@@ -96,7 +100,7 @@ func (p Provider) search(ctx context.Context, hc *http.Client, t idempay.Target,
 	case 0:
 		return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID}, ErrNotIndexed
 	case 1:
-		return found(tagged[0], v.RequestID), nil
+		return found(tagged[0], rec, v.RequestID), nil
 	}
 	ids := make([]string, len(tagged))
 	for i, pi := range tagged {

@@ -1,0 +1,64 @@
+package omise_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/chaos"
+	"github.com/idempay/idempay/internal/fakeomise"
+	"github.com/idempay/idempay/internal/faults"
+	"github.com/stretchr/testify/require"
+)
+
+var chaosIntents = flag.Int("chaos.intents", 500, "intents charged by the chaos test (raise it for a long run)")
+
+// chaosRates are the fault mix: 10% lost before Omise acts, 10%
+// crashes mid-processing, 10% answers lost after charging, 5% 503s.
+var chaosRates = faults.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
+
+// omiseView shows the fake to the chaos harness.
+type omiseView struct{ srv *fakeomise.Server }
+
+func (v omiseView) Charges(id string) int   { return v.srv.Ledger().Count(id) }
+func (v omiseView) Keys(id string) []string { return v.srv.Stats().KeysByIntent[id] }
+
+// LastReplayed is never consulted (CheckReplayed is off): Omise marks no
+// replay, so nothing can be compared.
+func (v omiseView) LastReplayed(id string) (bool, bool) { return false, v.srv.Stats().Answered[id] }
+func (v omiseView) Faults(on bool) {
+	r := faults.Rates{}
+	if on {
+		r = chaosRates
+	}
+	if err := v.srv.SetFaults(r); err != nil {
+		panic(err)
+	}
+}
+
+// TestChaosOmise runs the chaos harness against a fake Omise that ignores
+// Idempotency-Key, as the adapter must assume: exactly one charge per
+// intent rests on the lookup before every resend and the single-use token.
+func TestChaosOmise(t *testing.T) {
+	f := setup(t, fakeomise.Config{Seed: 11}, func(cfg *idempay.Config) {
+		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
+			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
+	})
+	intent := func(i int) string { return fmt.Sprintf("chaos-%05d", i) }
+	rep := chaos.Run(t, chaos.Config{
+		Intents: *chaosIntents, Workers: 16, Server: omiseView{f.srv}, Intent: intent,
+		Charge: func(ctx context.Context, i int) (*idempay.Charge, error) {
+			return f.client.Charge(ctx, idempay.ChargeRequest{IntentID: intent(i), Amount: int64(2000 + i),
+				Currency: "THB", Source: idempay.Secret(fmt.Sprintf("tokn_test_chaos_%05d", i))})
+		},
+	})
+	require.NoError(t, f.srv.Ledger().Check(), "no intent charged twice")
+	st := f.srv.Stats()
+	require.Equal(t, *chaosIntents, f.srv.Ledger().Len(), "exactly one charge per intent")
+	require.EqualValues(t, st.Requests, rep.Attempts, "the client counted every request the fake received")
+	t.Logf("chaos Omise: %s; fake saw %d POSTs and %d list lookups, faults %v, statuses %v, error codes %v",
+		rep, st.Requests, st.Lists, st.Faults, st.Statuses, st.ErrorCodes)
+}

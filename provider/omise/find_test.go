@@ -1,0 +1,109 @@
+package omise_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fakeomise"
+	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/provider/omise"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The list is paged: an intent's charge is found past the first page, and
+// a list longer than MaxListPages proves nothing.
+func TestFindChargePagesTheList(t *testing.T) {
+	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	f := setup(t, fakeomise.Config{Now: clock.Now}, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	ctx := context.Background()
+	for i := range 250 {
+		_, err := f.client.Charge(ctx, thb(fmt.Sprintf("bulk-%03d", i), fmt.Sprintf("tokn_test_%03d", i)))
+		require.NoError(t, err)
+		clock.Advance(time.Millisecond)
+	}
+	rec, err := f.store.Load(ctx, f.client.Namespace(), "bulk-000")
+	require.NoError(t, err)
+	hc := &http.Client{}
+
+	byList := rec
+	byList.ProviderRef, byList.IntentID = "", "bulk-230"
+	v, err := omise.Provider{}.FindCharge(ctx, hc, f.target, byList)
+	require.NoError(t, err)
+	assert.Equal(t, idempay.KindSucceeded, v.Kind, "found on the third page")
+
+	byList.IntentID = "never-charged"
+	v, err = omise.Provider{}.FindCharge(ctx, hc, f.target, byList)
+	require.NoError(t, err)
+	assert.Equal(t, idempay.KindNotFound, v.Kind, "a complete pass is proof")
+
+	_, err = omise.Provider{MaxListPages: 2}.FindCharge(ctx, hc, f.target, byList)
+	assert.ErrorIs(t, err, omise.ErrScanIncomplete)
+
+	_, err = omise.Provider{SavedCards: true}.FindCharge(ctx, hc, f.target, byList)
+	assert.ErrorIs(t, err, omise.ErrNoProof)
+}
+
+// The list starts shortly before the key was reserved: older charges are
+// not read, and clock skew is allowed for.
+func TestFindChargeListWindow(t *testing.T) {
+	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	f := setup(t, fakeomise.Config{Now: clock.Now}, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	ctx := context.Background()
+	ch, err := f.client.Charge(ctx, thb("old", "tokn_test_old"))
+	require.NoError(t, err)
+	rec := idempay.Record{IntentID: "old", CreatedAt: clock.Now().Add(5 * time.Minute)}
+	v, err := omise.Provider{}.FindCharge(ctx, nil, f.target, rec)
+	require.NoError(t, err)
+	assert.Equal(t, idempay.KindSucceeded, v.Kind, "within the default 10-minute skew")
+	assert.Equal(t, ch.ID, v.Charge.ID)
+	v, err = omise.Provider{ClockSkew: time.Minute}.FindCharge(ctx, nil, f.target, rec)
+	require.NoError(t, err)
+	assert.Equal(t, idempay.KindNotFound, v.Kind, "created before the window")
+}
+
+func TestFindChargeByReference(t *testing.T) {
+	f := setup(t, fakeomise.Config{})
+	ctx := context.Background()
+	ch, err := f.client.Charge(ctx, thb("mine", "tokn_test_1"))
+	require.NoError(t, err)
+	p := omise.Provider{}
+
+	v, err := p.FindCharge(ctx, nil, f.target, idempay.Record{IntentID: "mine", ProviderRef: ch.ID})
+	require.NoError(t, err)
+	assert.Equal(t, idempay.KindSucceeded, v.Kind)
+	assert.Equal(t, 1, f.srv.Stats().Retrievals)
+
+	_, err = p.FindCharge(ctx, nil, f.target, idempay.Record{IntentID: "other", ProviderRef: ch.ID})
+	assert.ErrorIs(t, err, omise.ErrForeignCharge)
+
+	v, err = p.FindCharge(ctx, nil, f.target, idempay.Record{IntentID: "mine", ProviderRef: "chrg_test_missing"})
+	assert.Equal(t, idempay.KindUnknown, v.Kind, "a missing reference is not proof")
+	var apiErr *idempay.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, http.StatusNotFound, apiErr.Status)
+	assert.Equal(t, "not_found", apiErr.Code)
+}
+
+func TestIntentOfCharge(t *testing.T) {
+	f := setup(t, fakeomise.Config{})
+	ctx := context.Background()
+	ch, err := f.client.Charge(ctx, thb("order-9", "tokn_test_1"))
+	require.NoError(t, err)
+	intent, err := omise.Provider{}.IntentOfCharge(ctx, nil, f.target, ch.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "order-9", intent)
+
+	_, err = omise.Provider{}.IntentOfCharge(ctx, nil, f.target, "chrg_test_nope")
+	assert.Error(t, err)
+	bad := f.target
+	bad.Credentials = "skey_wrong"
+	_, err = omise.Provider{}.IntentOfCharge(ctx, nil, bad, ch.ID)
+	var apiErr *idempay.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, "authentication_failure", apiErr.Code)
+}
