@@ -97,8 +97,10 @@ func (a TwoC2P) inquiryVerdict(r *TwoC2PResponse, invoiceNo string, rec Record) 
 		v.Err = &APIError{Type: "card_error", Code: code, DeclineCode: code, Message: r.RespDesc}
 		return v
 	}
-	ch := &Charge{ID: cmp.Or(r.TranRef, invoiceNo), Status: code, State: StateSucceeded,
-		Currency: strings.ToUpper(r.CurrencyCode)}
+	// IntentID and Key are filled here because a verdict found before a
+	// resend goes to the caller as it is.
+	ch := &Charge{IntentID: rec.IntentID, Key: rec.Key, ID: cmp.Or(r.TranRef, invoiceNo), Status: code,
+		State: StateSucceeded, Currency: strings.ToUpper(r.CurrencyCode)}
 	if k == KindPending {
 		ch.State = StatePending
 	}
