@@ -31,7 +31,7 @@ func TestRaceCatchesUnsharedStore(t *testing.T) {
 		"distinct keys",                    // KeysByOrder
 		"times, want exactly once",         // the ledger
 		"arrived before the store held it", // OnRequest on the parent's store
-		"the server charged it under",      // the answers' keys
+		"the ledger's is",                  // an answer names another charge
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the run of an unshared store does not say %q:\n%s", want, out)
