@@ -52,8 +52,10 @@ func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error
 		// Nothing reached the part that moves money. The key stays open so
 		// that a later call resends the same one once the cause is fixed.
 		c.release(ctx, f.rec)
-		return fail(OutcomeFailed, map[Kind]error{KindConfig: ErrConfig, KindNotSent: ErrUnreachable,
-			KindRateLimited: ErrUnreachable}[v.Kind])
+		if v.Kind == KindConfig {
+			return fail(OutcomeFailed, ErrConfig)
+		}
+		return fail(OutcomeFailed, ErrUnreachable)
 	}
 	c.release(ctx, f.rec)
 	return fail(OutcomeUnknown, unknownCause(v))
@@ -68,6 +70,9 @@ func unknownCause(v Verdict) error {
 		return ErrInProgress
 	case v.Kind == KindServerError && v.Replayed:
 		return ErrStoredFailure
+	case v.Err == nil:
+		// No provider error to show: say what the last answer was.
+		return fmt.Errorf("idempay: last answer %s", v.Kind)
 	}
 	return nil
 }
