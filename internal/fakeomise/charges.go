@@ -17,24 +17,24 @@ const IntentMetadataKey = "idempay_intent"
 // Charge is the fake's charge, in Omise's JSON shape (the fields the
 // adapter reads, and a few more).
 type Charge struct {
-	Object         string            `json:"object"`
-	ID             string            `json:"id"`
-	Location       string            `json:"location"`
-	Livemode       bool              `json:"livemode"`
-	Amount         int64             `json:"amount"`
-	Currency       string            `json:"currency"`
-	Description    *string           `json:"description"`
-	Metadata       map[string]string `json:"metadata"`
-	Status         string            `json:"status"`
-	Capture        bool              `json:"capture"`
-	Authorized     bool              `json:"authorized"`
-	Paid           bool              `json:"paid"`
-	AuthorizeURI   *string           `json:"authorize_uri"`
-	ReturnURI      *string           `json:"return_uri"`
-	FailureCode    *string           `json:"failure_code"`
-	FailureMessage *string           `json:"failure_message"`
-	Customer       *string           `json:"customer"`
-	Created        string            `json:"created_at"`
+	Object         string            `json:"object"`          // "charge"
+	ID             string            `json:"id"`              // chrg_test_...
+	Location       string            `json:"location"`        // /charges/{id}
+	Livemode       bool              `json:"livemode"`        // always false
+	Amount         int64             `json:"amount"`          // smallest unit
+	Currency       string            `json:"currency"`        // upper case
+	Description    *string           `json:"description"`     // null when absent
+	Metadata       map[string]string `json:"metadata"`        // idempay_intent among them
+	Status         string            `json:"status"`          // successful, failed or pending
+	Capture        bool              `json:"capture"`         // false: authorise only
+	Authorized     bool              `json:"authorized"`      // the card issuer authorised it
+	Paid           bool              `json:"paid"`            // captured
+	AuthorizeURI   *string           `json:"authorize_uri"`   // set while waiting for the customer
+	ReturnURI      *string           `json:"return_uri"`      // where the customer comes back
+	FailureCode    *string           `json:"failure_code"`    // set when failed
+	FailureMessage *string           `json:"failure_message"` // set when failed
+	Customer       *string           `json:"customer"`        // null when absent
+	Created        string            `json:"created_at"`      // ISO 8601
 
 	account string
 	key     string

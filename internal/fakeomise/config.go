@@ -35,7 +35,7 @@ type Config struct {
 	// Faults are the probabilities of each fault per charge request, drawn
 	// from a source seeded with Seed.
 	Faults faults.Rates
-	Seed   uint64
+	Seed   uint64 // the same seed and order of requests give the same faults
 	// RetryAfter is sent, in whole seconds, with injected 503s.
 	RetryAfter time.Duration
 	// DropWithReset ends dropped connections with a TCP reset.

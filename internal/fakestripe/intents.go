@@ -13,21 +13,21 @@ import (
 // PaymentIntent is the fake's PaymentIntent, in Stripe's JSON shape (the
 // fields the adapter reads, and a few more).
 type PaymentIntent struct {
-	ID                 string            `json:"id"`
-	Object             string            `json:"object"`
-	Amount             int64             `json:"amount"`
-	Currency           string            `json:"currency"`
-	Status             string            `json:"status"`
-	CaptureMethod      string            `json:"capture_method"`
-	Customer           *string           `json:"customer"`
-	Description        *string           `json:"description"`
-	PaymentMethod      *string           `json:"payment_method"`
-	Metadata           map[string]string `json:"metadata"`
-	NextAction         *NextAction       `json:"next_action"`
-	LastPaymentError   *apiError         `json:"last_payment_error"`
-	CancellationReason *string           `json:"cancellation_reason"`
-	Created            int64             `json:"created"`
-	Livemode           bool              `json:"livemode"`
+	ID                 string            `json:"id"`                  // pi_...
+	Object             string            `json:"object"`              // "payment_intent"
+	Amount             int64             `json:"amount"`              // in Stripe's units
+	Currency           string            `json:"currency"`            // lower case
+	Status             string            `json:"status"`              // succeeded, requires_action, ...
+	CaptureMethod      string            `json:"capture_method"`      // automatic, automatic_async or manual
+	Customer           *string           `json:"customer"`            // null when absent
+	Description        *string           `json:"description"`         // null when absent
+	PaymentMethod      *string           `json:"payment_method"`      // null when absent
+	Metadata           map[string]string `json:"metadata"`            // idempay_intent among them
+	NextAction         *NextAction       `json:"next_action"`         // set in requires_action
+	LastPaymentError   *apiError         `json:"last_payment_error"`  // the refusal of the last confirmation
+	CancellationReason *string           `json:"cancellation_reason"` // null unless canceled
+	Created            int64             `json:"created"`             // Unix seconds
+	Livemode           bool              `json:"livemode"`            // always false
 
 	account string    // the secret that created it: lookups are scoped to it
 	key     string    // the idempotency key that created it
@@ -36,14 +36,14 @@ type PaymentIntent struct {
 
 // NextAction is what a requires_action PaymentIntent waits for.
 type NextAction struct {
-	Type          string         `json:"type"`
-	RedirectToURL *RedirectToURL `json:"redirect_to_url,omitempty"`
+	Type          string         `json:"type"`                      // "redirect_to_url"
+	RedirectToURL *RedirectToURL `json:"redirect_to_url,omitempty"` // where to send the customer
 }
 
 // RedirectToURL is where to send the customer for 3-D Secure.
 type RedirectToURL struct {
-	URL       string `json:"url"`
-	ReturnURL string `json:"return_url,omitempty"`
+	URL       string `json:"url"`                  // the 3-D Secure page
+	ReturnURL string `json:"return_url,omitempty"` // where the customer comes back
 }
 
 func (pi *PaymentIntent) clone() PaymentIntent {

@@ -41,7 +41,7 @@ func (f Fault) String() string {
 // Rates are per-request probabilities of each fault. Each must be in
 // [0, 1] and their sum at most 1; the rest is the chance of no fault.
 type Rates struct {
-	Pre, Unavailable, Mid, Internal, Post float64
+	Pre, Unavailable, Mid, Internal, Post float64 // one per Fault of the same name
 }
 
 // ErrBadRates is returned by Rates.Validate.

@@ -24,8 +24,8 @@ type keyScope struct{ account, key string }
 
 // Stored is an answer kept under a key for replay.
 type Stored struct {
-	Status int
-	Body   []byte
+	Status int    // HTTP status
+	Body   []byte // the whole body
 }
 
 type keyRecord struct {
@@ -55,9 +55,9 @@ const (
 
 // Claim is the result of KeyTable.Claim.
 type Claim struct {
-	Kind  ClaimKind
-	Token uint64 // for ClaimWon
-	Resp  Stored // for ClaimReplay
+	Kind  ClaimKind // what the claim found
+	Token uint64    // for ClaimWon
+	Resp  Stored    // for ClaimReplay
 }
 
 // NewKeyTable returns a table whose claims last lease and whose keys are

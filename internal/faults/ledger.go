@@ -9,13 +9,13 @@ import (
 
 // Charge is one movement of money a fake made.
 type Charge struct {
-	ID       string // the provider's charge or payment intent ID
-	Merchant string // the account charged for, as the fake scopes it
-	Intent   string // the idempay intent ID, from the charge's metadata
-	Key      string // the idempotency key of the request that charged
-	Amount   int64
-	Currency string
-	Time     time.Time
+	ID       string    // the provider's charge or payment intent ID
+	Merchant string    // the account charged for, as the fake scopes it
+	Intent   string    // the idempay intent ID, from the charge's metadata
+	Key      string    // the idempotency key of the request that charged
+	Amount   int64     // in the provider's units
+	Currency string    // as the provider reported it
+	Time     time.Time // when the money moved, by the fake's clock
 }
 
 // Ledger records every real charge. Its zero value is empty and ready;
@@ -85,9 +85,10 @@ func (l *Ledger) Check() error {
 // DuplicateError lists the intents charged more than once, each as the
 // charges made for it.
 type DuplicateError struct {
-	Duplicates [][]Charge
+	Duplicates [][]Charge // one slice per intent, its charges oldest first
 }
 
+// Error names each intent, its merchant, and the keys that charged it.
 func (e *DuplicateError) Error() string {
 	var b strings.Builder
 	b.WriteString("faults: intents charged more than once:")

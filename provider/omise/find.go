@@ -92,14 +92,14 @@ func (p Provider) scan(ctx context.Context, hc *http.Client, t idempay.Target, r
 		u := t.BaseURL.JoinPath(chargesPath)
 		u.RawQuery = q.Encode()
 		var list struct {
-			Total int               `json:"total"`
-			Data  []json.RawMessage `json:"data"`
+			Total int      `json:"total"`
+			Data  []charge `json:"data"`
 		}
 		if err := p.get(ctx, hc, t, u, &list); err != nil {
 			return idempay.Verdict{Kind: idempay.KindUnknown}, err
 		}
-		for _, raw := range list.Data {
-			if c, ok := parseCharge(raw); ok && c.Metadata[IntentMetadataKey] == rec.IntentID {
+		for _, c := range list.Data {
+			if c.ID != "" && c.Metadata[IntentMetadataKey] == rec.IntentID {
 				return found(c, rec), nil
 			}
 		}

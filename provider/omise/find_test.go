@@ -2,8 +2,11 @@ package omise_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,6 +103,19 @@ func TestIntentOfCharge(t *testing.T) {
 
 	_, err = omise.Provider{}.IntentOfCharge(ctx, nil, f.target, "chrg_test_nope")
 	assert.Error(t, err)
+
+	// A charge made outside idempay carries no intent.
+	form := url.Values{"amount": {"2000"}, "currency": {"thb"}, "card": {"tokn_test_other"}}
+	r, _ := http.NewRequest(http.MethodPost, f.target.BaseURL.String()+"/charges", strings.NewReader(form.Encode()))
+	r.SetBasicAuth(secret, "")
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(r)
+	require.NoError(t, err)
+	var other struct{ ID string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&other))
+	resp.Body.Close()
+	_, err = omise.Provider{}.IntentOfCharge(ctx, nil, f.target, other.ID)
+	assert.ErrorIs(t, err, omise.ErrNotIdempay)
 	bad := f.target
 	bad.Credentials = "skey_wrong"
 	_, err = omise.Provider{}.IntentOfCharge(ctx, nil, bad, ch.ID)
