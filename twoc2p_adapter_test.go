@@ -27,15 +27,15 @@ func tc2pTarget(t *testing.T, raw string) idempay.Target {
 	return idempay.Target{BaseURL: u, Credentials: tc2pSecret}
 }
 
-// signedCode is a signed answer with respCode code and extra claims.
-func signedCode(code, extra string) string {
+// tc2pSigned is a signed answer with respCode code and extra claims.
+func tc2pSigned(code, extra string) string {
 	if extra != "" {
 		extra = "," + extra
 	}
 	return string(tc2pBody(tc2pHS256(`{"respCode":"` + code + `","respDesc":"d"` + extra + `}`)))
 }
 
-func plainCode(code string) string { return `{"respCode":"` + code + `","respDesc":"d"}` }
+func tc2pPlain(code string) string { return `{"respCode":"` + code + `","respDesc":"d"}` }
 
 // TestTwoC2PReadCharge is the respCode mapping of Payment Token answers.
 func TestTwoC2PReadCharge(t *testing.T) {
@@ -45,7 +45,7 @@ func TestTwoC2PReadCharge(t *testing.T) {
 	assert.Equal(t, "https://pgw.example/payment/4.3/paymentToken", httpReq.URL.String())
 	assert.Empty(t, httpReq.Header.Get("Authorization"), "2C2P has no auth header: the JWT is the credential")
 
-	tokenOK := signedCode("0000", `"paymentToken":"tok123","webPaymentUrl":"https://pay.example/tok123"`)
+	tokenOK := tc2pSigned("0000", `"paymentToken":"tok123","webPaymentUrl":"https://pay.example/tok123"`)
 	for _, tc := range []struct {
 		name   string
 		status int
@@ -54,34 +54,34 @@ func TestTwoC2PReadCharge(t *testing.T) {
 		code   string
 	}{
 		{"token issued", 200, tokenOK, idempay.KindPending, ""},
-		{"pending", 200, signedCode("0001", ""), idempay.KindPending, ""},
-		{"in progress", 200, signedCode("2001", ""), idempay.KindPending, ""},
-		{"existing invoice, signed", 200, signedCode("9015", ""), idempay.KindUnknown, "9015"},
-		{"existing invoice, plain", 200, plainCode("9015"), idempay.KindUnknown, "9015"},
-		{"tokenised", 200, signedCode("4200", ""), idempay.KindUnknown, "4200"},
-		{"token already used", 200, plainCode("9041"), idempay.KindUnknown, "9041"},
-		{"invalid value", 200, plainCode("9004"), idempay.KindInvalid, "9004"},
-		{"missing field", 200, signedCode("9005", ""), idempay.KindInvalid, "9005"},
-		{"too long", 200, plainCode("9006"), idempay.KindInvalid, "9006"},
-		{"invalid amount", 200, plainCode("9009"), idempay.KindInvalid, "9009"},
-		{"invalid currency", 200, plainCode("9010"), idempay.KindInvalid, "9010"},
-		{"invalid token", 200, plainCode("9040"), idempay.KindInvalid, "9040"},
-		{"invalid merchant", 200, plainCode("9007"), idempay.KindConfig, "9007"},
-		{"hash mismatch", 200, plainCode("9042"), idempay.KindConfig, "9042"},
-		{"internal 9990", 200, plainCode("9990"), idempay.KindServerError, "9990"},
-		{"internal 9999", 200, signedCode("9999", ""), idempay.KindServerError, "9999"},
-		{"9989 is not internal", 200, plainCode("9989"), idempay.KindUnknown, "9989"},
-		{"unknown code", 200, plainCode("1234"), idempay.KindUnknown, "1234"},
+		{"pending", 200, tc2pSigned("0001", ""), idempay.KindPending, ""},
+		{"in progress", 200, tc2pSigned("2001", ""), idempay.KindPending, ""},
+		{"existing invoice, signed", 200, tc2pSigned("9015", ""), idempay.KindUnknown, "9015"},
+		{"existing invoice, plain", 200, tc2pPlain("9015"), idempay.KindUnknown, "9015"},
+		{"tokenised", 200, tc2pSigned("4200", ""), idempay.KindUnknown, "4200"},
+		{"token already used", 200, tc2pPlain("9041"), idempay.KindUnknown, "9041"},
+		{"invalid value", 200, tc2pPlain("9004"), idempay.KindInvalid, "9004"},
+		{"missing field", 200, tc2pSigned("9005", ""), idempay.KindInvalid, "9005"},
+		{"too long", 200, tc2pPlain("9006"), idempay.KindInvalid, "9006"},
+		{"invalid amount", 200, tc2pPlain("9009"), idempay.KindInvalid, "9009"},
+		{"invalid currency", 200, tc2pPlain("9010"), idempay.KindInvalid, "9010"},
+		{"invalid token", 200, tc2pPlain("9040"), idempay.KindInvalid, "9040"},
+		{"invalid merchant", 200, tc2pPlain("9007"), idempay.KindConfig, "9007"},
+		{"hash mismatch", 200, tc2pPlain("9042"), idempay.KindConfig, "9042"},
+		{"internal 9990", 200, tc2pPlain("9990"), idempay.KindServerError, "9990"},
+		{"internal 9999", 200, tc2pSigned("9999", ""), idempay.KindServerError, "9999"},
+		{"9989 is not internal", 200, tc2pPlain("9989"), idempay.KindUnknown, "9989"},
+		{"unknown code", 200, tc2pPlain("1234"), idempay.KindUnknown, "1234"},
 		{"unsigned success", 200, `{"respCode":"0000","paymentToken":"tok"}`, idempay.KindUnknown, "unsigned"},
 		{"success under another key", 200, string(tc2pBody(tc2pForge(`{"alg":"HS256","typ":"JWT"}`, `{"respCode":"0000"}`, []byte("other"), sha256.New))), idempay.KindUnknown, "bad_signature"},
 		{"success with alg none", 200, string(tc2pBody(tc2pForge(`{"alg":"none"}`, `{"respCode":"0000"}`, nil, nil))), idempay.KindUnknown, "bad_signature"},
-		{"expired success", 200, signedCode("0000", `"exp":1000`), idempay.KindUnknown, "bad_signature"},
+		{"expired success", 200, tc2pSigned("0000", `"exp":1000`), idempay.KindUnknown, "bad_signature"},
 		{"garbage", 200, `<html>ok</html>`, idempay.KindUnknown, "malformed"},
 		{"empty", 200, ``, idempay.KindUnknown, "malformed"},
 		{"503", 503, `<html>busy</html>`, idempay.KindServerError, ""},
-		{"500 with 9999", 500, plainCode("9999"), idempay.KindServerError, "9999"},
+		{"500 with 9999", 500, tc2pPlain("9999"), idempay.KindServerError, "9999"},
 		{"502 whatever it says", 502, tokenOK, idempay.KindServerError, "0000"},
-		{"400 with a respCode", 400, plainCode("9015"), idempay.KindUnknown, "9015"},
+		{"400 with a respCode", 400, tc2pPlain("9015"), idempay.KindUnknown, "9015"},
 		{"400 without", 400, `bad`, idempay.KindInvalid, ""},
 		{"401", 401, ``, idempay.KindConfig, ""},
 		{"404", 404, `not found`, idempay.KindConfig, ""},
@@ -107,7 +107,7 @@ func TestTwoC2PReadCharge(t *testing.T) {
 	v := tc2pAdapter.ReadCharge(&http.Response{StatusCode: 200, Request: httpReq}, []byte(tokenOK))
 	assert.Equal(t, &idempay.Charge{ID: "tok123", Status: "0000", State: idempay.StatePending, Amount: 123456,
 		Currency: "THB", AuthorizeURL: "https://pay.example/tok123"}, v.Charge)
-	v = tc2pAdapter.ReadCharge(&http.Response{StatusCode: 200, Request: httpReq}, []byte(signedCode("0001", "")))
+	v = tc2pAdapter.ReadCharge(&http.Response{StatusCode: 200, Request: httpReq}, []byte(tc2pSigned("0001", "")))
 	assert.Equal(t, "ORDER1", v.Charge.ID, "without a token the invoice names the charge")
 
 	// An answer to a request the adapter did not build cannot be verified.
@@ -150,36 +150,36 @@ func TestTwoC2PFindCharge(t *testing.T) {
 		body   string
 		kind   idempay.Kind
 	}{
-		{"paid", tc2pAdapter, 200, signedCode("0000", paid), idempay.KindSucceeded},
-		{"paid, nothing echoed", tc2pAdapter, 200, signedCode("0000", ""), idempay.KindSucceeded},
-		{"pending", tc2pAdapter, 200, signedCode("0001", `"invoiceNo":"ORDER1"`), idempay.KindPending},
-		{"in progress", tc2pAdapter, 200, signedCode("2001", ""), idempay.KindPending},
-		{"not found, signed", tc2pAdapter, 200, signedCode("2002", `"invoiceNo":"ORDER1"`), idempay.KindNotFound},
-		{"not found, plain", tc2pAdapter, 200, plainCode("2002"), idempay.KindNotFound},
-		{"declined", tc2pAdapter, 200, signedCode("4005", `"invoiceNo":"ORDER1"`), idempay.KindDeclined},
-		{"declined, insufficient funds", tc2pAdapter, 200, signedCode("4051", ""), idempay.KindDeclined},
-		{"decline code unsigned", tc2pAdapter, 200, plainCode("4005"), idempay.KindUnknown},
-		{"ISO approval code 4008", tc2pAdapter, 200, signedCode("4008", ""), idempay.KindUnknown},
-		{"ISO in progress 4009", tc2pAdapter, 200, signedCode("4009", ""), idempay.KindUnknown},
-		{"tokenised", tc2pAdapter, 200, signedCode("4200", ""), idempay.KindUnknown},
-		{"cancelled", tc2pAdapter, 200, signedCode("0003", ""), idempay.KindUnknown},
-		{"internal", tc2pAdapter, 200, plainCode("9999"), idempay.KindUnknown},
+		{"paid", tc2pAdapter, 200, tc2pSigned("0000", paid), idempay.KindSucceeded},
+		{"paid, nothing echoed", tc2pAdapter, 200, tc2pSigned("0000", ""), idempay.KindSucceeded},
+		{"pending", tc2pAdapter, 200, tc2pSigned("0001", `"invoiceNo":"ORDER1"`), idempay.KindPending},
+		{"in progress", tc2pAdapter, 200, tc2pSigned("2001", ""), idempay.KindPending},
+		{"not found, signed", tc2pAdapter, 200, tc2pSigned("2002", `"invoiceNo":"ORDER1"`), idempay.KindNotFound},
+		{"not found, plain", tc2pAdapter, 200, tc2pPlain("2002"), idempay.KindNotFound},
+		{"declined", tc2pAdapter, 200, tc2pSigned("4005", `"invoiceNo":"ORDER1"`), idempay.KindDeclined},
+		{"declined, insufficient funds", tc2pAdapter, 200, tc2pSigned("4051", ""), idempay.KindDeclined},
+		{"decline code unsigned", tc2pAdapter, 200, tc2pPlain("4005"), idempay.KindUnknown},
+		{"ISO approval code 4008", tc2pAdapter, 200, tc2pSigned("4008", ""), idempay.KindUnknown},
+		{"ISO in progress 4009", tc2pAdapter, 200, tc2pSigned("4009", ""), idempay.KindUnknown},
+		{"tokenised", tc2pAdapter, 200, tc2pSigned("4200", ""), idempay.KindUnknown},
+		{"cancelled", tc2pAdapter, 200, tc2pSigned("0003", ""), idempay.KindUnknown},
+		{"internal", tc2pAdapter, 200, tc2pPlain("9999"), idempay.KindUnknown},
 		{"unsigned success", tc2pAdapter, 200, `{"respCode":"0000","tranRef":"T"}`, idempay.KindUnknown},
-		{"another invoice", tc2pAdapter, 200, signedCode("0000", `"invoiceNo":"ORDER2"`), idempay.KindUnknown},
-		{"another invoice, not found", tc2pAdapter, 200, signedCode("2002", `"invoiceNo":"ORDER2"`), idempay.KindUnknown},
-		{"another merchant", tc2pAdapter, 200, signedCode("0000", `"merchantID":"JT02"`), idempay.KindUnknown},
-		{"another key", tc2pAdapter, 200, signedCode("0000", `"idempotencyID":"key-2"`), idempay.KindKeyConflict},
+		{"another invoice", tc2pAdapter, 200, tc2pSigned("0000", `"invoiceNo":"ORDER2"`), idempay.KindUnknown},
+		{"another invoice, not found", tc2pAdapter, 200, tc2pSigned("2002", `"invoiceNo":"ORDER2"`), idempay.KindUnknown},
+		{"another merchant", tc2pAdapter, 200, tc2pSigned("0000", `"merchantID":"JT02"`), idempay.KindUnknown},
+		{"another key", tc2pAdapter, 200, tc2pSigned("0000", `"idempotencyID":"key-2"`), idempay.KindKeyConflict},
 		{"wrong signature", tc2pAdapter, 200, string(tc2pBody(tc2pForge(`{"alg":"HS256"}`, `{"respCode":"0000"}`, []byte("x"), sha256.New))), idempay.KindUnknown},
-		{"expired", tc2pAdapter, 200, signedCode("0000", `"exp":1000`), idempay.KindUnknown},
+		{"expired", tc2pAdapter, 200, tc2pSigned("0000", `"exp":1000`), idempay.KindUnknown},
 		{"503", tc2pAdapter, 503, ``, idempay.KindUnknown},
-		{"500", tc2pAdapter, 500, plainCode("9999"), idempay.KindUnknown},
+		{"500", tc2pAdapter, 500, tc2pPlain("9999"), idempay.KindUnknown},
 		{"404", tc2pAdapter, 404, `nope`, idempay.KindUnknown},
-		{"502 saying paid", tc2pAdapter, 502, signedCode("0000", paid), idempay.KindUnknown},
+		{"502 saying paid", tc2pAdapter, 502, tc2pSigned("0000", paid), idempay.KindUnknown},
 		{"garbage", tc2pAdapter, 200, `{"ok":true}`, idempay.KindUnknown},
 		{"custom decline codes", idempay.TwoC2P{MerchantID: tc2pMerchant, IsDecline: func(c string) bool { return c == "0003" }},
-			200, signedCode("0003", ""), idempay.KindDeclined},
+			200, tc2pSigned("0003", ""), idempay.KindDeclined},
 		{"custom decline codes replace the default", idempay.TwoC2P{MerchantID: tc2pMerchant, IsDecline: func(c string) bool { return c == "0003" }},
-			200, signedCode("4005", ""), idempay.KindUnknown},
+			200, tc2pSigned("4005", ""), idempay.KindUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := tc2pInquiryStub(t, inv, tc.status, tc.body)
@@ -201,13 +201,13 @@ func TestTwoC2PFindCharge(t *testing.T) {
 		})
 	}
 
-	srv := tc2pInquiryStub(t, inv, 200, signedCode("0000", paid))
+	srv := tc2pInquiryStub(t, inv, 200, tc2pSigned("0000", paid))
 	v, err := tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), rec)
 	require.NoError(t, err)
 	assert.Equal(t, &idempay.Charge{IntentID: "ORDER1", Key: "key-1", ID: "T42", Status: "0000", State: idempay.StateSucceeded,
 		Amount: 123456, Currency: "THB"}, v.Charge)
 
-	srv = tc2pInquiryStub(t, inv, 200, signedCode("0001", `"amount":"1,234.56","currencyCode":"THB"`))
+	srv = tc2pInquiryStub(t, inv, 200, tc2pSigned("0001", `"amount":"1,234.56","currencyCode":"THB"`))
 	v, err = tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), rec)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindPending, v.Kind, "an unreadable amount does not change the outcome")
@@ -218,7 +218,7 @@ func TestTwoC2PFindCharge(t *testing.T) {
 	hashedRec := rec
 	hashedRec.IntentID = "order-1"
 	hashedInv, _ := idempay.TwoC2PInvoiceNo("order-1", false)
-	srv = tc2pInquiryStub(t, hashedInv, 200, plainCode("2002"))
+	srv = tc2pInquiryStub(t, hashedInv, 200, tc2pPlain("2002"))
 	v, err = tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), hashedRec)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind)

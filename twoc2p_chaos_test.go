@@ -54,7 +54,7 @@ func (v tc2pView) Faults(on bool) {
 // as succeeded by inquiry without another token request.
 func TestChaosTwoC2P(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{Seed: 11}, store, sameInvoice)
+	srv, url := tc2pServe(t, fake2c2p.Config{Seed: 11}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store, func(cfg *idempay.Config) {
 		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
 			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}

@@ -28,7 +28,7 @@ import (
 
 func TestTwoC2PChargeOpensPaymentThenSettlesByInquiry(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, sameInvoice)
+	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store)
 	ctx := context.Background()
 
@@ -96,7 +96,7 @@ func TestTwoC2PLostAnswers(t *testing.T) {
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {
 			store := memstore.New()
-			srv, url := tc2pServe(t, fake2c2p.Config{}, store, sameInvoice)
+			srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
 			srv.InjectToken("ORDER1", tc.fault)
 			c := tc2pClient(t, url, store)
 			ch, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
@@ -125,7 +125,7 @@ func TestTwoC2PLostAnswers(t *testing.T) {
 // asks again before anything is resent.
 func TestTwoC2PUnansweredInquiryLeavesUnknown(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, sameInvoice)
+	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
 	srv.InjectToken("ORDER1", faults.Post)
 	srv.InjectInquiry("ORDER1", faults.Unavailable)
 	c := tc2pClient(t, url, store)
@@ -204,7 +204,7 @@ func TestTwoC2PInvoiceOfAnotherKeyIsUnknown(t *testing.T) {
 
 func TestTwoC2PDeclineIsFinal(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, sameInvoice)
+	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store)
 	_, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
 	require.NoError(t, err)
@@ -229,7 +229,7 @@ func TestTwoC2PDeclineIsFinal(t *testing.T) {
 func TestTwoC2PRefusals(t *testing.T) {
 	t.Run("wrong secret", func(t *testing.T) {
 		store := memstore.New()
-		srv, url := tc2pServe(t, fake2c2p.Config{}, store, sameInvoice)
+		srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
 		c := tc2pClient(t, url, store, func(cfg *idempay.Config) { cfg.Credentials = "not-the-merchant-secret" })
 		_, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
 		require.Error(t, err)
@@ -241,14 +241,14 @@ func TestTwoC2PRefusals(t *testing.T) {
 	})
 	t.Run("unknown merchant", func(t *testing.T) {
 		store := memstore.New()
-		_, url := tc2pServe(t, fake2c2p.Config{MerchantID: "OTHER"}, store, sameInvoice)
+		_, url := tc2pServe(t, fake2c2p.Config{MerchantID: "OTHER"}, store, tc2pSameInvoice)
 		_, err := tc2pClient(t, url, store).Charge(context.Background(), tc2pOrder("ORDER1"))
 		assert.ErrorIs(t, err, idempay.ErrConfig)
 		assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
 	})
 	t.Run("no secret configured", func(t *testing.T) {
 		store := memstore.New()
-		srv, url := tc2pServe(t, fake2c2p.Config{}, store, sameInvoice)
+		srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
 		_, err := tc2pClient(t, url, store, func(cfg *idempay.Config) { cfg.Credentials = "" }).Charge(context.Background(), tc2pOrder("ORDER1"))
 		require.Error(t, err)
 		assert.ErrorIs(t, err, idempay.ErrTwoC2PNoSecret)
@@ -257,7 +257,7 @@ func TestTwoC2PRefusals(t *testing.T) {
 	})
 	t.Run("bad input", func(t *testing.T) {
 		store := memstore.New()
-		srv, url := tc2pServe(t, fake2c2p.Config{}, store, sameInvoice)
+		srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
 		req := tc2pOrder("ORDER1")
 		req.Source = "tokn_test"
 		_, err := tc2pClient(t, url, store).Charge(context.Background(), req)
@@ -274,7 +274,7 @@ func TestTwoC2PRefusals(t *testing.T) {
 // verify is unknown, and the inquiry (properly signed) settles it.
 func TestTwoC2PBadAnswerSignatureIsNeverSuccess(t *testing.T) {
 	store := memstore.New()
-	srv, _ := tc2pServe(t, fake2c2p.Config{}, store, sameInvoice)
+	srv, _ := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
 	var tokenAnswers atomic.Int32
 	// A proxy that re-signs token answers with another key.
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -288,7 +288,7 @@ func TestTwoC2PBadAnswerSignatureIsNeverSuccess(t *testing.T) {
 		var body struct{ Payload string }
 		_ = json.Unmarshal(rec.Body.Bytes(), &body)
 		parts := strings.Split(body.Payload, ".")
-		forged := tc2pForge(`{"alg":"HS256","typ":"JWT"}`, string(mustB64Decode(t, parts[1])), []byte("mitm-key"), sha256.New)
+		forged := tc2pForge(`{"alg":"HS256","typ":"JWT"}`, string(tc2pB64Decode(t, parts[1])), []byte("mitm-key"), sha256.New)
 		_, _ = w.Write(tc2pBody(forged))
 	}))
 	t.Cleanup(proxy.Close)
@@ -318,11 +318,11 @@ func TestTwoC2PHashedIntentIDs(t *testing.T) {
 		cfg.Provider = idempay.TwoC2P{MerchantID: tc2pMerchant, PaymentChannel: []string{"PPQR"}}
 	})
 	for _, id := range ids {
-		srv.InjectToken(mustInvoice(t, id, true), faults.Post) // every answer lost: the inquiry must find each
+		srv.InjectToken(tc2pInvoice(t, id, true), faults.Post) // every answer lost: the inquiry must find each
 		ch, err := c.Charge(context.Background(), tc2pOrder(id))
 		require.NoError(t, err, id)
 		assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom, id)
-		assert.Equal(t, mustInvoice(t, id, true), ch.ID)
+		assert.Equal(t, tc2pInvoice(t, id, true), ch.ID)
 	}
 	assert.Equal(t, len(ids), srv.Len())
 	require.NoError(t, srv.Check())
@@ -332,7 +332,7 @@ func TestTwoC2PHashedIntentIDs(t *testing.T) {
 // or a log can see.
 func TestTwoC2PSecretNeverLeaks(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, sameInvoice)
+	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
 	srv.InjectToken("ORDER2", faults.Post)
 	srv.InjectInquiry("ORDER2", faults.Pre)
 	var logs bytes.Buffer
@@ -359,13 +359,13 @@ func TestTwoC2PSecretNeverLeaks(t *testing.T) {
 	}
 }
 
-func mustInvoice(t *testing.T, id string, qr bool) string {
+func tc2pInvoice(t *testing.T, id string, qr bool) string {
 	inv, err := idempay.TwoC2PInvoiceNo(id, qr)
 	require.NoError(t, err)
 	return inv
 }
 
-func mustB64Decode(t *testing.T, s string) []byte {
+func tc2pB64Decode(t *testing.T, s string) []byte {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	require.NoError(t, err)
 	return b

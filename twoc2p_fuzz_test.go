@@ -68,13 +68,13 @@ func tc2pIndependentlySigned(body []byte) bool {
 // independent HS256 check accepts.
 func FuzzTwoC2PResponse(f *testing.F) {
 	for _, seed := range []string{
-		signedCode("0000", `"paymentToken":"tok","webPaymentUrl":"https://pay.example/tok"`),
-		signedCode("0001", `"invoiceNo":"ORDER1","amount":1234.56,"currencyCode":"THB","tranRef":"T1"`),
-		signedCode("4005", `"invoiceNo":"ORDER1"`),
-		signedCode("2002", ""),
-		signedCode("0000", `"exp":1000`),
-		plainCode("9015"),
-		plainCode("0000"),
+		tc2pSigned("0000", `"paymentToken":"tok","webPaymentUrl":"https://pay.example/tok"`),
+		tc2pSigned("0001", `"invoiceNo":"ORDER1","amount":1234.56,"currencyCode":"THB","tranRef":"T1"`),
+		tc2pSigned("4005", `"invoiceNo":"ORDER1"`),
+		tc2pSigned("2002", ""),
+		tc2pSigned("0000", `"exp":1000`),
+		tc2pPlain("9015"),
+		tc2pPlain("0000"),
 		`{"payload":"` + tc2pForge(`{"alg":"none"}`, `{"respCode":"0000"}`, nil, nil) + `"}`,
 		`{"payload":1}`,
 		`<html>503</html>`,

@@ -75,9 +75,9 @@ func tc2pOrder(id string) idempay.ChargeRequest {
 	return idempay.ChargeRequest{IntentID: id, Amount: 123456, Currency: "THB", Description: "Order " + id}
 }
 
-// sameInvoice is the intentOf of tests whose intent IDs are already valid
+// tc2pSameInvoice is the intentOf of tests whose intent IDs are already valid
 // invoice numbers.
-func sameInvoice(invoiceNo string) string { return invoiceNo }
+func tc2pSameInvoice(invoiceNo string) string { return invoiceNo }
 
 // tc2pB64 is base64url without padding, as JWT segments are written.
 func tc2pB64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }

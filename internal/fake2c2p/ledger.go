@@ -107,6 +107,7 @@ type DuplicateError struct {
 	Invoices [][]string // the invoices of Keys[i]
 }
 
+// Error lists each key with the invoices it opened.
 func (e *DuplicateError) Error() string {
 	var b strings.Builder
 	b.WriteString("fake2c2p: one key opened several transactions:")
