@@ -32,6 +32,10 @@ type Config struct {
 	// lagging list, or a charge still being created when the list is read:
 	// what the single-use token must guard against.
 	ListDelay time.Duration
+	// LookupFailures is the probability that a lookup (GET /charges or
+	// GET /charges/{id}) answers 503, drawn from a source seeded with Seed:
+	// lookups fail too, and a failed lookup must never allow a resend.
+	LookupFailures float64
 	// Faults are the probabilities of each fault per charge request, drawn
 	// from a source seeded with Seed.
 	Faults faults.Rates
@@ -62,6 +66,9 @@ type RequestInfo struct {
 func (c Config) Validate() error {
 	if c.Lease < 0 || c.Retention < 0 || c.RetryAfter < 0 || c.ListDelay < 0 {
 		return errors.New("fakeomise: negative duration")
+	}
+	if !(c.LookupFailures >= 0 && c.LookupFailures <= 1) {
+		return errors.New("fakeomise: LookupFailures outside [0, 1]")
 	}
 	return c.Faults.Validate()
 }

@@ -9,6 +9,10 @@ import (
 // handleRetrieve answers GET /charges/{id} for the caller's account.
 func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request, id string) {
 	s.stats.retrieval()
+	if s.lookups.fail() {
+		writeError(w, "service_unavailable", "the service is temporarily unavailable")
+		return
+	}
 	account, ok := s.account(r)
 	if !ok {
 		writeError(w, "authentication_failure", "authentication failed")
@@ -29,6 +33,10 @@ func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request, id strin
 // as soon as it exists, or Config.ListDelay later.
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	s.stats.list()
+	if s.lookups.fail() {
+		writeError(w, "service_unavailable", "the service is temporarily unavailable")
+		return
+	}
 	account, ok := s.account(r)
 	if !ok {
 		writeError(w, "authentication_failure", "authentication failed")

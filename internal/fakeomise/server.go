@@ -20,6 +20,7 @@ type Server struct {
 	keys    *faults.KeyTable
 	charges *chargeStore
 	stats   *counters
+	lookups *lookupFaults
 }
 
 // New returns a Server configured by cfg. It panics if cfg.Validate fails,
@@ -36,6 +37,7 @@ func New(cfg Config) *Server {
 		keys:    faults.NewKeyTable(cfg.Lease, cfg.Retention),
 		charges: newChargeStore(),
 		stats:   newCounters(),
+		lookups: newLookupFaults(cfg.LookupFailures, cfg.Seed),
 	}
 }
 
@@ -47,6 +49,9 @@ func (s *Server) Stats() Stats { return s.stats.snapshot() }
 
 // SetFaults replaces the random fault rates; scripts are not affected.
 func (s *Server) SetFaults(r faults.Rates) error { return s.faults.SetRates(r) }
+
+// SetLookupFailures replaces the probability that a lookup answers 503.
+func (s *Server) SetLookupFailures(p float64) error { return s.lookups.set(p) }
 
 // InjectKey scripts the faults of the next requests carrying key.
 func (s *Server) InjectKey(key string, f ...faults.Fault) { s.faults.ScriptKey(key, f...) }

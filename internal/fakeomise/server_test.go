@@ -208,3 +208,19 @@ func TestPendingThenComplete(t *testing.T) {
 		t.Fatal("not successful after completion")
 	}
 }
+
+func TestLookupFailures(t *testing.T) {
+	c := newClient(t, Config{LookupFailures: 1})
+	if r := c.get("/charges"); r.status != 503 {
+		t.Fatalf("list: %d", r.status)
+	}
+	if err := c.srv.SetLookupFailures(2); err == nil {
+		t.Fatal("a rate above 1 was accepted")
+	}
+	if err := c.srv.SetLookupFailures(0); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.get("/charges"); r.status != 200 {
+		t.Fatalf("list: %d", r.status)
+	}
+}

@@ -2,6 +2,7 @@ package omise_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"testing"
@@ -20,6 +21,11 @@ var chaosIntents = flag.Int("chaos.intents", 500, "intents charged by the chaos 
 // crashes mid-processing, 10% answers lost after charging, 5% 503s.
 var chaosRates = faults.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
 
+// chaosLookupFailures is the share of lookups that fail while faults are
+// on: a guard whose lookup fails must stop with the outcome unknown,
+// never resend, and the second pass must settle what it left.
+const chaosLookupFailures = 0.10
+
 // omiseView shows the fake to the chaos harness.
 type omiseView struct{ srv *fakeomise.Server }
 
@@ -30,11 +36,11 @@ func (v omiseView) Keys(id string) []string { return v.srv.Stats().KeysByIntent[
 // replay, so nothing can be compared.
 func (v omiseView) LastReplayed(id string) (bool, bool) { return false, v.srv.Stats().Answered[id] }
 func (v omiseView) Faults(on bool) {
-	r := faults.Rates{}
+	r, lookups := faults.Rates{}, 0.0
 	if on {
-		r = chaosRates
+		r, lookups = chaosRates, chaosLookupFailures
 	}
-	if err := v.srv.SetFaults(r); err != nil {
+	if err := errors.Join(v.srv.SetFaults(r), v.srv.SetLookupFailures(lookups)); err != nil {
 		panic(err)
 	}
 }
@@ -42,6 +48,8 @@ func (v omiseView) Faults(on bool) {
 // TestChaosOmise runs the chaos harness against a fake Omise that ignores
 // Idempotency-Key, as the adapter must assume: exactly one charge per
 // intent rests on the lookup before every resend and the single-use token.
+// One lookup in ten fails during the first pass; the intents it leaves
+// unknown are settled by the second.
 func TestChaosOmise(t *testing.T) {
 	f := setup(t, fakeomise.Config{Seed: 11}, func(cfg *idempay.Config) {
 		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,

@@ -267,3 +267,19 @@ func TestHonouredKeysChangeNothing(t *testing.T) {
 	assert.Equal(t, 2, ch.Attempts)
 	assert.Equal(t, 1, f.srv.Ledger().Count("o"))
 }
+
+// A lookup that fails proves nothing: the guard stops with the outcome
+// unknown instead of resending.
+func TestFailedLookupNeverAllowsResend(t *testing.T) {
+	f := setup(t, fakeomise.Config{LookupFailures: 1})
+	f.srv.InjectIntent("o", faults.Pre)
+	_, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
+	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+	assert.Equal(t, 1, f.srv.Stats().Requests, "not resent")
+
+	require.NoError(t, f.srv.SetLookupFailures(0))
+	ch, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, ch.Attempts, "resent once the lookup proved no charge")
+	assert.Equal(t, 1, f.srv.Ledger().Count("o"))
+}
