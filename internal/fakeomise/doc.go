@@ -23,6 +23,11 @@
 // when capture is false. The Ledger records each successful or authorised
 // charge: a second entry for one idempay intent is a double charge.
 //
+// Lookups can fail too (Config.LookupFailures: a 503 drawn from the seeded
+// source), and new charges can be hidden from the list for a while
+// (Config.ListDelay), to exercise what the adapter does when a lookup
+// proves nothing.
+//
 // Faults (package internal/faults) strike POST /charges, seeded or
 // scripted: Pre drops the connection before anything; Unavailable answers
 // 503; Mid drops it while processing, before any money moves (holding the
