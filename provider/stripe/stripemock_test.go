@@ -134,8 +134,11 @@ func startStripeMock(t *testing.T) *url.URL {
 	cmd := exec.CommandContext(ctx, bin, "-http-addr", httpAddr, "-https-addr", httpsAddr)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	// exited is closed, never sent on, so that both the wait below and the
+	// cleanup can wait for the process.
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		cancel() // kills the process this test started
 		<-exited
@@ -155,8 +158,8 @@ func startStripeMock(t *testing.T) *url.URL {
 			}
 		}
 		select {
-		case err := <-exited:
-			t.Fatalf("stripe-mock exited before answering: %v\n%s", err, out.String())
+		case <-exited:
+			t.Fatalf("stripe-mock exited before answering: %v\n%s", waitErr, out.String())
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
