@@ -161,6 +161,7 @@ func (f *flight) lookupBeforeResend(ctx context.Context) (v Verdict, resend bool
 			slog.String("intent", f.req.IntentID), slog.String("error", err.Error()))
 		return Verdict{Kind: KindUnknown}, false
 	}
+	f.complete(&v, nil, nil)
 	return v, v.Kind == KindNotFound
 }
 

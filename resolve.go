@@ -192,9 +192,7 @@ func (c *Client) settleExpired(ctx context.Context, rec Record) (*Charge, error)
 // found charge leaves it open and unknown.
 func (c *Client) concludeLookup(ctx context.Context, rec Record, v Verdict) (*Charge, error) {
 	f := &flight{c: c, rec: rec, req: ChargeRequest{IntentID: rec.IntentID}, settled: &v}
-	if v.Charge != nil {
-		f.complete(&v, nil, nil)
-	}
+	f.complete(&v, nil, nil)
 	if !settles(v.Kind) {
 		c.release(ctx, rec)
 		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
