@@ -113,3 +113,33 @@ func TestPendingChargeIsKeptAndAnsweredFromStore(t *testing.T) {
 	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
 	assert.Equal(t, int32(1), s.hits.Load())
 }
+
+// guardedOwnAPI is the own API treated as a provider that does not
+// de-duplicate by key: the client must look up before any resend.
+type guardedOwnAPI struct{ idempay.OwnAPI }
+
+func (guardedOwnAPI) LookupBeforeResend() bool { return true }
+
+func TestLookupGuardSettlesInsteadOfResending(t *testing.T) {
+	store := memstore.New()
+	api, url, stop := refserver.Start(refserver.Config{})
+	defer stop()
+	c := newClient(t, url, store, func(cfg *idempay.Config) {
+		cfg.Provider = guardedOwnAPI{idempay.OwnAPI{LookupPath: refserver.DefaultPath}}
+	})
+	api.InjectOrder("o-guard", refserver.Post) // charged, answer lost
+	ch, err := c.Charge(context.Background(), order("o-guard"))
+	require.NoError(t, err)
+	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
+	assert.Equal(t, "o-guard", ch.IntentID)
+	assert.NotEmpty(t, ch.Key)
+	assert.Equal(t, 1, api.Stats().Requests, "no resend: the lookup found the charge")
+	assert.Equal(t, 1, api.Stats().Lookups)
+
+	api.InjectOrder("o-guard2", refserver.Pre) // lost before anything happened
+	ch, err = c.Charge(context.Background(), order("o-guard2"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, ch.Attempts, "not found by lookup: resent with the same key")
+	assert.Len(t, api.Stats().KeysByOrder["o-guard2"], 1)
+	assert.Equal(t, 1, api.Ledger().Count("o-guard2"))
+}
