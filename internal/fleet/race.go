@@ -344,22 +344,17 @@ func checkAnswers(f *failures, results []event, charged map[string]refserver.Cha
 			sum.unsettled++
 		}
 	}
-	// Every such intent was unknown in every process, so each process
-	// charged it again in pass 2; the checks above say they all settled.
-	sum.settledLater = sum.unsettled - countUnsettled(last)
-	return sum
-}
-
-// countUnsettled counts the intents whose last pass 2 answer, in any
-// process, was not a success.
-func countUnsettled[K comparable](last map[K]event) int {
-	bad := map[string]bool{}
+	// Every such intent was unknown in every process, so each of them
+	// charged it again in pass 2; those still unknown at their last try
+	// were reported above.
+	left := map[string]bool{}
 	for _, ev := range last {
 		if ev.Outcome != "succeeded" {
-			bad[ev.Intent] = true
+			left[ev.Intent] = true
 		}
 	}
-	return len(bad)
+	sum.settledLater = sum.unsettled - len(left)
+	return sum
 }
 
 // failures reports failed checks, a few of each kind in full and the rest
