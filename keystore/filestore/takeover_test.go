@@ -14,8 +14,12 @@ import (
 // fleet.Takeover). bbolt locks the file, so the two run one after the
 // other: a restart, not a fleet. The lease still matters there, since a
 // restarted process cannot tell a dead predecessor from a live sibling.
-func TestTakeover(t *testing.T) {
-	fleet.Takeover(t, fleet.Store{
+func TestTakeover(t *testing.T) { fleet.Takeover(t, fleetStore()) }
+
+// fleetStore shows the store to the fleet harness: a file in a temporary
+// directory, opened by one process at a time.
+func fleetStore() fleet.Store {
+	return fleet.Store{
 		Name:      "filestore",
 		New:       func(t testing.TB) string { return filepath.Join(t.TempDir(), "keys.db") },
 		Exclusive: true,
@@ -31,5 +35,5 @@ func TestTakeover(t *testing.T) {
 			})
 			return s
 		},
-	})
+	}
 }
