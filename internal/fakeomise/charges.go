@@ -3,6 +3,7 @@ package fakeomise
 import (
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -97,13 +98,14 @@ func optional(s string) *string {
 // chargeStore keeps every charge and which single-use tokens and sources
 // were consumed.
 type chargeStore struct {
-	mu   sync.Mutex
-	byID map[string]*Charge
-	used map[string]bool
+	mu        sync.Mutex
+	byID      map[string]*Charge
+	byAccount map[string][]*Charge // each in creation order, for listing
+	used      map[string]bool
 }
 
 func newChargeStore() *chargeStore {
-	return &chargeStore{byID: map[string]*Charge{}, used: map[string]bool{}}
+	return &chargeStore{byID: map[string]*Charge{}, byAccount: map[string][]*Charge{}, used: map[string]bool{}}
 }
 
 // consume marks a single-use token or source as used; it reports false if
@@ -123,6 +125,10 @@ func (st *chargeStore) add(c *Charge, ledger *faults.Ledger) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.byID[c.ID] = c
+	// Handlers finish out of order: insert at the charge's place in time.
+	list := st.byAccount[c.account]
+	i, _ := slices.BinarySearchFunc(list, c, compareCreation)
+	st.byAccount[c.account] = slices.Insert(list, i, c)
 	if c.charged() {
 		ledger.Add(entry(c))
 	}
@@ -159,27 +165,32 @@ func (st *chargeStore) complete(id string, succeed bool, ledger *faults.Ledger) 
 	return true
 }
 
-// list returns the account's charges created in [from, to], in creation
-// order (reversed if reverse).
-func (st *chargeStore) list(account string, from, to time.Time, reverse bool) []Charge {
+// list returns the page [offset, offset+limit) of the account's charges
+// created in [from, to] at Omise's one-second precision, oldest first (or
+// newest first if reverse), and how many there are in all.
+func (st *chargeStore) list(account string, from, to time.Time, offset, limit int, reverse bool) ([]Charge, int) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	var out []Charge
-	for _, c := range st.byID {
-		if c.account == account && !c.at.Before(from) && !c.at.After(to) {
-			out = append(out, c.clone())
+	all := st.byAccount[account]
+	lo := sort.Search(len(all), func(i int) bool { return !all[i].at.Truncate(time.Second).Before(from) })
+	hi := sort.Search(len(all), func(i int) bool { return all[i].at.Truncate(time.Second).After(to) })
+	window := all[lo:max(lo, hi)]
+	page := []Charge{}
+	for i := offset; i < len(window) && i < offset+limit; i++ {
+		j := i
+		if reverse {
+			j = len(window) - 1 - i
 		}
+		page = append(page, window[j].clone())
 	}
-	slices.SortFunc(out, func(a, b Charge) int {
-		if n := a.at.Compare(b.at); n != 0 {
-			return n
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	if reverse {
-		slices.Reverse(out)
+	return page, len(window)
+}
+
+func compareCreation(a, b *Charge) int {
+	if n := a.at.Compare(b.at); n != 0 {
+		return n
 	}
-	return out
+	return strings.Compare(a.ID, b.ID)
 }
 
 // unconsume gives back a token or source whose charge was never recorded.

@@ -43,7 +43,8 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
-	from, to := time.Unix(0, 0).UTC(), s.now().UTC()
+	// Times have Omise's precision, whole seconds.
+	from, to := time.Unix(0, 0).UTC(), s.now().UTC().Truncate(time.Second)
 	var err error
 	if v := q.Get("from"); v != "" {
 		if from, err = time.Parse(time.RFC3339, v); err != nil {
@@ -70,11 +71,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 	if visible := s.now().Add(-s.cfg.ListDelay); visible.Before(until) {
 		until = visible
 	}
-	all := s.charges.list(account, from, until, order == "reverse_chronological")
-	page := []Charge{}
-	if offset < len(all) {
-		page = all[offset:min(offset+limit, len(all))]
-	}
+	page, total := s.charges.list(account, from, until, offset, limit, order == "reverse_chronological")
 	writeJSON(w, http.StatusOK, mustJSON(struct {
 		Object   string   `json:"object"`
 		Location string   `json:"location"`
@@ -85,7 +82,7 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		Total    int      `json:"total"`
 		Order    string   `json:"order"`
 		Data     []Charge `json:"data"`
-	}{"list", "/charges", from.Format(time.RFC3339), to.Format(time.RFC3339), offset, limit, len(all), order, page}))
+	}{"list", "/charges", from.Format(time.RFC3339), to.Format(time.RFC3339), offset, limit, total, order, page}))
 }
 
 func intParam(v string, def int) int {

@@ -35,10 +35,11 @@
 //
 // FindCharge retrieves GET /charges/{id} when the intent's record holds
 // the charge ID, and otherwise lists the charges created since the
-// intent's key was reserved (GET /charges?from=...&order=chronological,
-// 100 a page) and matches metadata[idempay_intent]. The list reads
-// charges, not a search index, and a complete pass that finds none is
-// taken as proof that no charge exists (KindNotFound) only because every
+// intent's key was reserved (GET /charges?from=..., 100 a page: the newest
+// page first, where a charge whose answer was just lost is, then the whole
+// window oldest first) and matches metadata[idempay_intent]. The list
+// reads charges, not a search index, and a pass to the end that finds
+// none is taken as proof that no charge exists (KindNotFound) only because every
 // charge the Provider allows by default is made with a single-use card
 // token (tokn_) or source (src_): should a charge still be in flight at
 // Omise, resending the same token cannot charge twice, it gets used_token.

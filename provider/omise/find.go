@@ -71,11 +71,22 @@ func found(c charge, rec idempay.Record) idempay.Verdict {
 	return v
 }
 
-// scan pages through GET /charges from shortly before the key was
-// reserved: the intent's charge, if any, was created after that, so it
-// comes early in chronological order.
+// chargeList is a page of GET /charges.
+type chargeList struct {
+	Total int      `json:"total"`
+	Data  []charge `json:"data"`
+}
+
+// scan lists the charges created since shortly before the key was
+// reserved (the intent's charge, if any, was created after that) and
+// matches the intent's tag. It first reads the newest page, where a charge
+// whose answer was just lost is; if that page is not the whole window it
+// reads the window oldest first, where a charge made by an earlier call
+// is, to the end: only a pass to the end proves there is none. Oldest
+// first is also what keeps the offsets stable while new charges are
+// added at the newest end.
 func (p Provider) scan(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
-	q := url.Values{"order": {"chronological"}, "limit": {strconv.Itoa(listPage)}}
+	q := url.Values{"limit": {strconv.Itoa(listPage)}, "offset": {"0"}, "order": {"reverse_chronological"}}
 	if !rec.CreatedAt.IsZero() {
 		skew := p.ClockSkew
 		if skew == 0 {
@@ -83,35 +94,62 @@ func (p Provider) scan(ctx context.Context, hc *http.Client, t idempay.Target, r
 		}
 		q.Set("from", rec.CreatedAt.Add(-skew).UTC().Truncate(time.Second).Format(time.RFC3339))
 	}
+	newest, err := p.list(ctx, hc, t, q)
+	if err != nil {
+		return idempay.Verdict{Kind: idempay.KindUnknown}, err
+	}
+	if c, ok := tagged(newest.Data, rec.IntentID); ok {
+		return found(c, rec), nil
+	}
+	if len(newest.Data) >= newest.Total {
+		return p.absent()
+	}
+	q.Set("order", "chronological")
 	pages := p.MaxListPages
 	if pages == 0 {
 		pages = DefaultMaxListPages
 	}
 	for offset, page := 0, 0; page < pages; page++ {
 		q.Set("offset", strconv.Itoa(offset))
-		u := t.BaseURL.JoinPath(chargesPath)
-		u.RawQuery = q.Encode()
-		var list struct {
-			Total int      `json:"total"`
-			Data  []charge `json:"data"`
-		}
-		if err := p.get(ctx, hc, t, u, &list); err != nil {
+		list, err := p.list(ctx, hc, t, q)
+		if err != nil {
 			return idempay.Verdict{Kind: idempay.KindUnknown}, err
 		}
-		for _, c := range list.Data {
-			if c.ID != "" && c.Metadata[IntentMetadataKey] == rec.IntentID {
-				return found(c, rec), nil
-			}
+		if c, ok := tagged(list.Data, rec.IntentID); ok {
+			return found(c, rec), nil
 		}
 		offset += len(list.Data)
 		if len(list.Data) == 0 || offset >= list.Total {
-			if p.SavedCards {
-				return idempay.Verdict{Kind: idempay.KindUnknown}, ErrNoProof
-			}
-			return idempay.Verdict{Kind: idempay.KindNotFound}, nil
+			return p.absent()
 		}
 	}
 	return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w (%d pages of %d)", ErrScanIncomplete, pages, listPage)
+}
+
+// absent is the answer to a complete pass that found no charge: proof,
+// unless saved cards are allowed (see Provider.SavedCards).
+func (p Provider) absent() (idempay.Verdict, error) {
+	if p.SavedCards {
+		return idempay.Verdict{Kind: idempay.KindUnknown}, ErrNoProof
+	}
+	return idempay.Verdict{Kind: idempay.KindNotFound}, nil
+}
+
+func tagged(cs []charge, intentID string) (charge, bool) {
+	for _, c := range cs {
+		if c.ID != "" && c.Metadata[IntentMetadataKey] == intentID {
+			return c, true
+		}
+	}
+	return charge{}, false
+}
+
+func (p Provider) list(ctx context.Context, hc *http.Client, t idempay.Target, q url.Values) (chargeList, error) {
+	u := t.BaseURL.JoinPath(chargesPath)
+	u.RawQuery = q.Encode()
+	var l chargeList
+	err := p.get(ctx, hc, t, u, &l)
+	return l, err
 }
 
 func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Target, id string) (charge, error) {

@@ -17,8 +17,8 @@ const IntentMetadataKey = "idempay_intent"
 
 // Defaults of the lookup settings.
 const (
-	DefaultClockSkew    = 10 * time.Minute
-	DefaultMaxListPages = 20
+	DefaultClockSkew    = 2 * time.Minute
+	DefaultMaxListPages = 50
 )
 
 // Provider speaks Omise's Charges API. Its zero value is ready.
@@ -36,12 +36,19 @@ type Provider struct {
 	SavedCards bool
 
 	// ClockSkew widens the list window before the moment the intent's key
-	// was reserved, for clock differences between this host and Omise.
-	// Default DefaultClockSkew.
+	// was reserved, for clock differences between this host and Omise
+	// (whose charges are created after the reservation, in true time).
+	// A charge missed because the skew was larger is not resent into a
+	// second charge (its token was used), but it keeps the intent unknown
+	// until found. Default DefaultClockSkew.
 	ClockSkew time.Duration
 
-	// MaxListPages bounds a lookup by listing (100 charges a page); a scan
-	// cut short proves nothing. Default DefaultMaxListPages.
+	// MaxListPages bounds the oldest-first pass of a lookup by listing
+	// (100 charges a page): proving that an intent has no charge reads
+	// every charge the account made since the intent began, and a pass
+	// cut short proves nothing (ErrScanIncomplete). Size it for the
+	// charges the account makes between a reservation and its lookup.
+	// Default DefaultMaxListPages.
 	MaxListPages int
 }
 
