@@ -74,11 +74,19 @@ func Race(t *testing.T, s Store) {
 	})
 	defer stop()
 
-	begin := time.Now()
 	ps := make([]*proc, procs)
 	for i := range ps {
 		ps[i] = spawn(t, roleRacer, args{URL: url, Loc: loc, Proc: i, Seed: seed, Prefix: "fleet",
 			Intents: n, Workers: workers, Lease: raceLease})
+	}
+	// Start them together: a process that started a few tens of
+	// milliseconds early would otherwise settle its first intents alone.
+	for _, p := range ps {
+		p.await(t, 0, time.Minute)
+	}
+	begin := time.Now()
+	for _, p := range ps {
+		p.proceed(t)
 	}
 	for _, p := range ps {
 		p.await(t, 1, 5*time.Minute)
@@ -136,6 +144,9 @@ func racer(t *testing.T, s Store) {
 	// intent at every stage of its life: first reservation, in flight,
 	// unknown and released, settled.
 	order := rand.New(rand.NewPCG(a.Seed, uint64(a.Proc))).Perm(a.Intents)
+
+	emitPhase(0)
+	waitForParent(t) // every process is ready
 
 	var (
 		mu      sync.Mutex
