@@ -178,14 +178,16 @@ func (c *Client) settlePending(ctx context.Context, rec Record) (*Charge, error)
 // never resent; the provider is asked if it can be, else the caller must
 // reconcile.
 func (c *Client) settleExpired(ctx context.Context, rec Record) (*Charge, error) {
-	expired := &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
-		Err: fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))}
 	v, err := c.find(ctx, rec)
-	if err != nil || !settles(v.Kind) {
-		c.release(ctx, rec)
-		return nil, expired
+	if err == nil && settles(v.Kind) {
+		return c.concludeLookup(ctx, rec, v)
 	}
-	return c.concludeLookup(ctx, rec, v)
+	c.release(ctx, rec)
+	cause := fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
+	if err != nil {
+		cause = fmt.Errorf("%w; lookup: %w", cause, err) // e.g. two charges found for one intent
+	}
+	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}
 }
 
 // concludeLookup settles an intent from a lookup's verdict; anything but a
