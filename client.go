@@ -159,6 +159,12 @@ func (c *Client) Charge(ctx context.Context, req ChargeRequest) (*Charge, error)
 	if err := c.provider.Validate(req); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		// Nothing stored, nothing sent: a definite failure, unlike a context
+		// that ends while a charge is on the wire.
+		return nil, &ChargeError{IntentID: req.IntentID, Key: req.Key, Outcome: OutcomeFailed,
+			Err: fmt.Errorf("idempay: not sent: %w", err)}
+	}
 	req.Currency = strings.ToUpper(req.Currency)
 	fp := fingerprint(c.namespace, req)
 	flight := c.flights.DoChan(fp+"\x00"+req.Key, func() (any, error) {

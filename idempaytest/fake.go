@@ -97,7 +97,7 @@ func (f *FakeCharger) charge(ctx context.Context, req idempay.ChargeRequest) (*i
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, &idempay.ChargeError{IntentID: req.IntentID, Key: req.Key, Outcome: idempay.OutcomeFailed,
-			Err: fmt.Errorf("%w: reserve: %w", idempay.ErrStore, err)}
+			Err: fmt.Errorf("idempay: not sent: %w", err)}
 	}
 	in := f.remember(req)
 	if in.fp != fakeFingerprint(req) || (req.Key != "" && req.Key != in.key) {
