@@ -160,10 +160,10 @@ func (c *Client) Charge(ctx context.Context, req ChargeRequest) (*Charge, error)
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		// Nothing stored, nothing sent: a definite failure, unlike a context
-		// that ends while a charge is on the wire.
-		return nil, &ChargeError{IntentID: req.IntentID, Key: req.Key, Outcome: OutcomeFailed,
-			Err: fmt.Errorf("idempay: not sent: %w", err)}
+		// This call sends nothing, but it has not looked at the store: an
+		// earlier call, here or on another instance, may have charged.
+		return nil, &ChargeError{IntentID: req.IntentID, Key: req.Key, Outcome: OutcomeUnknown,
+			Err: fmt.Errorf("idempay: not sent, intent not looked up: %w", err)}
 	}
 	req.Currency = strings.ToUpper(req.Currency)
 	fp := fingerprint(c.namespace, req)
@@ -203,14 +203,17 @@ func (c *Client) charge(ctx context.Context, req ChargeRequest, fp string) (*Cha
 		LeaseOwner: c.owner, LeaseUntil: now.Add(c.lease),
 	})
 	if err != nil {
-		// Nothing was sent: the reservation must come first.
-		return nil, &ChargeError{IntentID: req.IntentID, Key: key, Outcome: OutcomeFailed,
+		// Nothing was sent by this call, but without the record nobody can
+		// tell whether an earlier call (or instance) sent the intent's key.
+		return nil, &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
 			Err: fmt.Errorf("%w: reserve: %w", ErrStore, err)}
 	}
 	rec := res.Record
 	switch {
 	case rec.Fingerprint != fp || (req.Key != "" && rec.Key != req.Key):
-		return nil, &ChargeError{IntentID: req.IntentID, Key: rec.Key, Outcome: OutcomeFailed, Err: ErrIntentMismatch}
+		// This request is refused; the intent it names may well have
+		// charged under its first parameters (see Client.Lookup).
+		return nil, &ChargeError{IntentID: req.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: ErrIntentMismatch}
 	case rec.State.Closed():
 		return c.fromStore(rec)
 	case !res.Claimed:

@@ -51,7 +51,9 @@ var (
 	ErrInvalidRequest = errors.New("idempay: invalid request")
 
 	// ErrIntentMismatch: the intent already has a record with other
-	// parameters or another key. Refused locally; nothing was sent.
+	// parameters or another key. Refused locally and nothing was sent, but
+	// the outcome is unknown: the intent may have charged under its first
+	// parameters (Client.Lookup shows its record).
 	ErrIntentMismatch = errors.New("idempay: intent already used with other parameters")
 
 	// ErrKeyConflict: the provider says the key was used with other
@@ -89,8 +91,8 @@ var (
 	// Settle; an expired key then ends ErrKeyExpired.
 	ErrNoLookup = errors.New("idempay: provider cannot look charges up")
 
-	// ErrStore: the KeyStore failed. When it fails before the first send,
-	// nothing was sent.
+	// ErrStore: the KeyStore failed. When Reserve fails nothing is sent,
+	// yet the outcome is unknown: an earlier call may have sent the key.
 	ErrStore = errors.New("idempay: key store failed")
 )
 

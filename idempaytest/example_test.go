@@ -113,7 +113,7 @@ func ExampleFakeCharger_intentMismatch() {
 	_, err := fake.Charge(ctx, idempaytest.Request("order-1", 2000))
 	fmt.Println(errors.Is(err, idempay.ErrIntentMismatch), idempay.OutcomeOf(err))
 	// Output:
-	// true failed
+	// true unknown
 }
 
 // Responders on a MockTransport passed in Config.HTTPClient: the first

@@ -71,8 +71,9 @@ type result struct {
 }
 
 // Charge answers req from the script, or as described on FakeCharger.
-// A ctx already done fails the call, outcome failed, before anything is
-// remembered, like a KeyStore that cannot reserve.
+// A ctx already done ends the call, outcome unknown (the real client has
+// not looked at the store, so it cannot rule out an earlier charge), before
+// anything is remembered.
 func (f *FakeCharger) Charge(ctx context.Context, req idempay.ChargeRequest) (*idempay.Charge, error) {
 	// One lock over the whole call keeps Calls in the order the calls
 	// were answered, which is the order a test reasons about.
@@ -96,12 +97,12 @@ func (f *FakeCharger) charge(ctx context.Context, req idempay.ChargeRequest) (*i
 		return nil, s.answer(req, "").err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &idempay.ChargeError{IntentID: req.IntentID, Key: req.Key, Outcome: idempay.OutcomeFailed,
-			Err: fmt.Errorf("idempay: not sent: %w", err)}
+		return nil, &idempay.ChargeError{IntentID: req.IntentID, Key: req.Key, Outcome: idempay.OutcomeUnknown,
+			Err: fmt.Errorf("idempay: not sent, intent not looked up: %w", err)}
 	}
 	in := f.remember(req)
 	if in.fp != fakeFingerprint(req) || (req.Key != "" && req.Key != in.key) {
-		return nil, &idempay.ChargeError{IntentID: req.IntentID, Key: in.key, Outcome: idempay.OutcomeFailed,
+		return nil, &idempay.ChargeError{IntentID: req.IntentID, Key: in.key, Outcome: idempay.OutcomeUnknown,
 			Err: idempay.ErrIntentMismatch}
 	}
 	s, scripted := f.pop(req.IntentID)

@@ -3,7 +3,6 @@ package fleet
 import (
 	"context"
 	"errors"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,13 +12,8 @@ import (
 	"github.com/idempay/idempay/keystore/memstore"
 )
 
-// envKnownBugs runs the reproducers of client bugs found by the fleet work
-// that the root package has yet to fix. They fail until it does; they are
-// gated so that CI stays green meanwhile, and the gate goes with the fix.
-const envKnownBugs = "IDEMPAY_KNOWN_BUGS"
-
-// TestFailedOnlyWhenNoCallCouldHaveCharged reproduces two "failed" answers
-// that should be "unknown". Instance A of a fleet charges an intent; the
+// TestFailedOnlyWhenNoCallCouldHaveCharged guards two answers that were once
+// "failed" and must be "unknown". Instance A of a fleet charges an intent; the
 // server charges it and the answer is lost, so A reports unknown and leaves
 // the key open, as it should. Instance B then charges the same intent (a
 // retry landing on another instance), and B's call ends before it reaches
@@ -39,10 +33,6 @@ const envKnownBugs = "IDEMPAY_KNOWN_BUGS"
 // outcome rules: failed only if no attempt, of any call, could have moved
 // money), unless the store proves that it holds no record for the intent.
 func TestFailedOnlyWhenNoCallCouldHaveCharged(t *testing.T) {
-	if os.Getenv(envKnownBugs) == "" {
-		t.Skipf("known client bug: a call that ends before the store (Reserve error, finished context) is reported "+
-			"failed though an earlier call may have charged; set %s=1 to run the reproducer", envKnownBugs)
-	}
 	cases := []struct {
 		name string
 		cut  func(*reserveFails) context.Context
