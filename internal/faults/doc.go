@@ -1,9 +1,11 @@
-// Package faults holds what the fake providers (internal/fakestripe,
-// internal/fakeomise) share: the faults they inject into charge requests,
+// Package faults holds what the fake servers (internal/fakestripe,
+// internal/fakeomise, internal/fake2c2p and the reference server
+// internal/refserver) share: the faults they inject into charge requests,
 // the seeded and scripted injector that picks them, the connection drop
-// that makes an answer vanish, and the ledger of real charges that proves
-// no intent was charged twice.
+// that makes an answer vanish, the ledger of real charges that proves no
+// intent was charged twice, the key table with leases and fenced commits,
+// and a clock that moves only when told.
 //
-// It is a sibling of internal/refserver, not a part of it: refserver keeps
-// its own copies so that neither package's tests depend on the other.
+// What a fault means precisely (what is claimed, stored or charged) is
+// each server's to say; this package only decides when it strikes.
 package faults

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // maxBody bounds a charge body; the contract's bodies are tiny.
@@ -29,7 +31,7 @@ func (s *Server) handleCharge(w http.ResponseWriter, r *http.Request) {
 	key, keyErr := parseKey(r.Header.Values(s.cfg.KeyHeader), s.cfg.MaxKeyLength)
 	orderID := orderIDOf(body)
 	s.arrive(r, key, keyErr, orderID, body)
-	fault := s.faults.draw(key, orderID)
+	fault := s.faults.Draw(key, orderID)
 	if s.failEarly(w, fault) {
 		return
 	}
@@ -201,6 +203,11 @@ func (s *Server) send(w http.ResponseWriter, a attempt, resp stored, replayed bo
 	}
 	s.reply(w, resp.status, resp.body)
 }
+
+// drop closes the client's connection without answering, as a crashed
+// server or a cut network would (with a TCP reset under
+// Config.DropWithReset). It must be called before anything is written to w.
+func (s *Server) drop(w http.ResponseWriter) { faults.Drop(w, s.cfg.DropWithReset) }
 
 // reply writes a charge response and counts its status.
 func (s *Server) reply(w http.ResponseWriter, status int, body []byte) {

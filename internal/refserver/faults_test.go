@@ -328,38 +328,6 @@ func TestOnRequestHook(t *testing.T) {
 	}
 }
 
-// TestInjectorDeterministic: the same seed gives the same faults, and the
-// rates are honoured.
-func TestInjectorDeterministic(t *testing.T) {
-	rates := FaultRates{Pre: 0.1, Unavailable: 0.1, Mid: 0.1, Internal: 0.1, Post: 0.1}
-	draws := func(seed uint64) []Fault {
-		in := newInjector(rates, seed)
-		out := make([]Fault, 10000)
-		for i := range out {
-			out[i] = in.draw("k", "o")
-		}
-		return out
-	}
-	a, b, other := draws(7), draws(7), draws(8)
-	same := true
-	counts := map[Fault]int{}
-	for i := range a {
-		if a[i] != b[i] {
-			t.Fatalf("seed 7 diverged at draw %d", i)
-		}
-		same = same && a[i] == other[i]
-		counts[a[i]]++
-	}
-	if same {
-		t.Error("seeds 7 and 8 gave the same faults")
-	}
-	for f := Pre; f <= Post; f++ {
-		if n := counts[f]; n < 800 || n > 1200 {
-			t.Errorf("%v drawn %d times in 10000 at rate 0.1", f, n)
-		}
-	}
-}
-
 // TestConfigValidation: bad configs are refused.
 func TestConfigValidation(t *testing.T) {
 	bad := []Config{

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // Server is the reference payment API. It is an http.Handler: mount it on
@@ -15,7 +17,7 @@ type Server struct {
 	cfg    Config
 	ledger *Ledger
 	keys   *keyStore
-	faults *injector
+	faults *faults.Injector
 	stats  *counters
 }
 
@@ -32,7 +34,7 @@ func New(cfg Config) *Server {
 		cfg:    cfg,
 		ledger: ledger,
 		keys:   newKeyStore(cfg.Lease, cfg.Retention, ledger),
-		faults: newInjector(cfg.Faults, cfg.Seed),
+		faults: faults.NewInjector(cfg.Faults, cfg.Seed),
 		stats:  newCounters(),
 	}
 }
@@ -45,28 +47,22 @@ func (s *Server) Stats() Stats { return s.stats.snapshot() }
 
 // SetFaults replaces the random fault rates, for example to let a chaos
 // test settle with faults turned off. Scripted faults are not affected.
-func (s *Server) SetFaults(r FaultRates) error {
-	if err := r.Validate(); err != nil {
-		return err
-	}
-	s.faults.setRates(r)
-	return nil
-}
+func (s *Server) SetFaults(r FaultRates) error { return s.faults.SetRates(r) }
 
 // InjectKey scripts the faults of the next requests carrying key, one
 // per request (NoFault lets one through). Key scripts take precedence
 // over order scripts, which take precedence over InjectNext.
-func (s *Server) InjectKey(key string, faults ...Fault) { s.faults.scriptKey(key, faults) }
+func (s *Server) InjectKey(key string, faults ...Fault) { s.faults.ScriptKey(key, faults...) }
 
 // InjectOrder scripts the faults of the next requests for orderID, for
 // tests that know the order but not the key the client chose.
 func (s *Server) InjectOrder(orderID string, faults ...Fault) {
-	s.faults.scriptOrder(orderID, faults)
+	s.faults.ScriptIntent(orderID, faults...)
 }
 
 // InjectNext scripts the faults of the next charge requests, whatever
 // their key or order.
-func (s *Server) InjectNext(faults ...Fault) { s.faults.scriptNext(faults) }
+func (s *Server) InjectNext(faults ...Fault) { s.faults.ScriptNext(faults...) }
 
 // ServeHTTP serves charges (POST) and lookups (GET) on Config.Path.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
