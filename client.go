@@ -49,7 +49,9 @@ type Config struct {
 	// Default 23 h.
 	KeyRetention time.Duration
 	// Lease is how long this client holds an intent against other instances
-	// sharing the store. Default Retry.MaxElapsed + 30 s.
+	// sharing the store. A charge stops sending when its lease ends, even
+	// before Retry.MaxElapsed, so that two instances never send one intent
+	// at once (clocks permitting). Default Retry.MaxElapsed + 30 s.
 	Lease time.Duration
 	// Logger receives debug records of attempts and warnings. Default: none.
 	Logger *slog.Logger
@@ -196,6 +198,10 @@ func (c *Client) charge(ctx context.Context, req ChargeRequest, fp string) (*Cha
 	key := req.Key
 	if key == "" {
 		key = c.newKey()
+		if err := ValidateKey(key); err != nil {
+			return nil, &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
+				Err: fmt.Errorf("%w: Config.NewKey made a bad key: %w", ErrInvalidConfig, err)}
+		}
 	}
 	res, err := c.store.Reserve(ctx, Record{
 		Namespace: c.namespace, IntentID: req.IntentID, Key: key, Fingerprint: fp,

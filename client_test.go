@@ -504,3 +504,29 @@ func TestWaiterStopsWaitingOnItsOwnContext(t *testing.T) {
 	require.NoError(t, <-leader, "the flight went on for the caller that started it")
 	assert.Equal(t, int32(1), s.hits.Load())
 }
+
+func TestFlightStopsWhenItsLeaseEnds(t *testing.T) {
+	store := memstore.New()
+	s := newStub(t, store, status(503, ""))
+	c := newClient(t, s.server.URL, store, func(cfg *idempay.Config) {
+		cfg.Lease = 150 * time.Millisecond
+		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 1000, InitialInterval: 5 * time.Millisecond,
+			MaxInterval: 5 * time.Millisecond, MaxElapsed: time.Minute}
+	})
+	start := time.Now()
+	_, err := c.Charge(context.Background(), order("o"))
+	elapsed := time.Since(start)
+	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+	assert.Less(t, elapsed, time.Second, "stopped at the lease's end, long before MaxElapsed")
+	assert.GreaterOrEqual(t, elapsed, 140*time.Millisecond)
+}
+
+func TestBadGeneratedKeyIsRefused(t *testing.T) {
+	store := memstore.New()
+	s := newStub(t, store, created("never"))
+	c := newClient(t, s.server.URL, store, func(cfg *idempay.Config) { cfg.NewKey = func() string { return "bad key" } })
+	_, err := c.Charge(context.Background(), order("o"))
+	assert.ErrorIs(t, err, idempay.ErrInvalidConfig)
+	assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
+	assert.Zero(t, s.hits.Load())
+}

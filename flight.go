@@ -35,7 +35,9 @@ type attempt struct {
 // run sends until an answer settles the charge or the policy says stop,
 // and returns the deciding verdict.
 func (f *flight) run(ctx context.Context) (Verdict, error) {
-	ctx, cancel := context.WithTimeout(ctx, f.c.retry.MaxElapsed)
+	// Stop at the budget's end, or when the lease ends and another
+	// instance may take the intent over, whichever comes first.
+	ctx, cancel := context.WithTimeout(ctx, min(f.c.retry.MaxElapsed, f.rec.LeaseUntil.Sub(f.c.now())))
 	defer cancel()
 
 	if !f.created && f.guarded() {
