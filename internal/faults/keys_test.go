@@ -57,23 +57,82 @@ func TestKeyTableRelease(t *testing.T) {
 	}
 }
 
-// Of many concurrent claims on one key, exactly one wins.
-func TestKeyTableOneWinner(t *testing.T) {
-	kt := NewKeyTable(time.Hour, time.Hour)
+// TestKeyTableFenced: once a claim's lease has been taken over, its
+// holder can neither charge nor store nor release, and a claim commits
+// once.
+func TestKeyTableFenced(t *testing.T) {
+	kt := NewKeyTable(time.Second, time.Hour)
 	now := time.Now()
-	var won atomic.Int32
-	var wg sync.WaitGroup
-	for range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if kt.Claim("a", "k", "fp", now).Kind == ClaimWon {
-				won.Add(1)
-			}
-		}()
+	old := kt.Claim("m", "k", "fp", now)
+	if old.Kind != ClaimWon || old.Reclaimed {
+		t.Fatalf("first claim: %+v", old)
 	}
-	wg.Wait()
-	if won.Load() != 1 {
-		t.Fatalf("%d winners", won.Load())
+	if c := kt.Claim("m", "k", "fp", now.Add(999*time.Millisecond)); c.Kind != ClaimInUse {
+		t.Fatalf("claim within the lease: %+v", c)
+	}
+	taker := kt.Claim("m", "k", "fp", now.Add(time.Second))
+	if taker.Kind != ClaimWon || !taker.Reclaimed || taker.Token == old.Token {
+		t.Fatalf("claim after the lease: %+v", taker)
+	}
+	charges := 0
+	charge := func() { charges++ }
+	if kt.Commit("m", "k", old.Token, Stored{201, []byte("old")}, charge) {
+		t.Fatal("the fenced-off holder committed")
+	}
+	kt.Release("m", "k", old.Token)
+	if charges != 0 || !kt.InFlight("m", "k") {
+		t.Fatal("the fenced-off holder charged or released")
+	}
+	if !kt.Commit("m", "k", taker.Token, Stored{201, []byte("new")}, charge) || charges != 1 {
+		t.Fatal("the current holder could not commit")
+	}
+	if kt.InFlight("m", "k") {
+		t.Fatal("a committed key is still in flight")
+	}
+	if kt.Commit("m", "k", taker.Token, Stored{201, []byte("again")}, charge) || charges != 1 {
+		t.Fatal("a claim committed twice")
+	}
+	if c := kt.Claim("m", "k", "fp", now.Add(time.Minute)); c.Kind != ClaimReplay || string(c.Resp.Body) != "new" {
+		t.Fatalf("after commit: %+v", c)
+	}
+	if c := kt.Claim("m", "k", "other", now.Add(time.Minute)); c.Kind != ClaimMismatch {
+		t.Fatalf("other fingerprint: %+v", c)
+	}
+}
+
+// TestKeyTableSweep: keys past retention are dropped from memory even if
+// never asked for again.
+func TestKeyTableSweep(t *testing.T) {
+	start := time.Now()
+	kt := NewKeyTable(time.Minute, time.Hour)
+	kt.Claim("", "old", "fp", start)
+	later := start.Add(time.Hour)
+	for i := range sweepEvery {
+		kt.Claim("", string(rune('a'+i%26)), "fp", later)
+	}
+	if _, ok := kt.records[keyScope{"", "old"}]; ok {
+		t.Error("an expired key survived a sweep")
+	}
+}
+
+// Of many concurrent claims on one key, exactly one wins, round after
+// round: the claim itself is atomic, with no HTTP and no latency to help.
+func TestKeyTableOneWinner(t *testing.T) {
+	for round := range 20 {
+		kt := NewKeyTable(time.Hour, time.Hour)
+		now := time.Now()
+		var won atomic.Int32
+		var wg sync.WaitGroup
+		for range 64 {
+			wg.Go(func() {
+				if kt.Claim("a", "k", "fp", now).Kind == ClaimWon {
+					won.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if won.Load() != 1 {
+			t.Fatalf("round %d: %d winners", round, won.Load())
+		}
 	}
 }

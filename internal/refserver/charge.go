@@ -16,11 +16,13 @@ const maxBody = 1 << 20
 const DeclineTokenPrefix = "tok_decline"
 
 // attempt is a charge request that passed authentication and validation.
+// Its key is scoped to its merchant, so that two merchants sending the
+// same key never see each other's responses.
 type attempt struct {
-	scope scope
-	req   chargeRequest
-	fp    string
-	fault Fault
+	merchant, key string
+	req           chargeRequest
+	fp            string
+	fault         Fault
 }
 
 // handleCharge runs one charge request through its life: arrival (hooks,
@@ -53,7 +55,7 @@ func (s *Server) handleCharge(w http.ResponseWriter, r *http.Request) {
 		s.reply(w, http.StatusBadRequest, perr.body())
 		return
 	}
-	s.execute(w, attempt{scope: scope{merchant, key}, req: req, fp: fp, fault: fault})
+	s.execute(w, attempt{merchant: merchant, key: key, req: req, fp: fp, fault: fault})
 }
 
 // arrive counts the request and calls the OnRequest hook.
@@ -109,21 +111,21 @@ func admitBody(r *http.Request, body []byte, bodyErr error) (chargeRequest, stri
 
 // execute claims the key and acts on what the claim found.
 func (s *Server) execute(w http.ResponseWriter, a attempt) {
-	c := s.keys.claim(a.scope, a.fp, s.now())
-	switch c.kind {
-	case claimMismatch:
+	c := s.keys.Claim(a.merchant, a.key, a.fp, s.now())
+	switch c.Kind {
+	case faults.ClaimMismatch:
 		s.reply(w, http.StatusUnprocessableEntity, (&apiError{Type: typeIdempotency,
 			Code:    "idempotency_key_reused",
 			Message: "this key was already used with a different request"}).body())
-	case claimInUse:
+	case faults.ClaimInUse:
 		s.inUse(w)
-	case claimReplay:
-		s.send(w, a, c.resp, true)
+	case faults.ClaimReplay:
+		s.send(w, a, c.Resp, true)
 	default:
-		if c.reclaimed {
+		if c.Reclaimed {
 			s.stats.reclaim()
 		}
-		s.process(w, a, c.token)
+		s.process(w, a, c.Token)
 	}
 }
 
@@ -148,7 +150,11 @@ func (s *Server) process(w http.ResponseWriter, a attempt, token uint64) {
 		return
 	}
 	resp, charge := s.perform(a)
-	if !s.keys.commit(a.scope, token, resp, charge) {
+	var record func() // in the commit's critical section: no charge without its answer
+	if charge != nil {
+		record = func() { s.ledger.add(*charge) }
+	}
+	if !s.keys.Commit(a.merchant, a.key, token, resp, record) {
 		// Our lease ran out and another request took the key over; it
 		// charges, we must not. The client retries and gets its answer.
 		s.inUse(w)
@@ -158,40 +164,40 @@ func (s *Server) process(w http.ResponseWriter, a attempt, token uint64) {
 }
 
 // perform decides the outcome of a charge: a decline or a new charge.
-func (s *Server) perform(a attempt) (stored, *Charge) {
+func (s *Server) perform(a attempt) (faults.Stored, *Charge) {
 	if strings.HasPrefix(a.req.OmiseToken, DeclineTokenPrefix) {
-		return stored{http.StatusPaymentRequired, (&apiError{Type: typeCard, Code: "card_declined",
+		return faults.Stored{Status: http.StatusPaymentRequired, Body: (&apiError{Type: typeCard, Code: "card_declined",
 			DeclineCode: "generic_decline", Message: "the card was declined"}).body()}, nil
 	}
 	c := &Charge{
-		Merchant:  a.scope.merchant,
+		Merchant:  a.merchant,
 		OrderID:   a.req.OrderID,
-		Key:       a.scope.key,
+		Key:       a.key,
 		AmountJPY: a.req.AmountJPY,
 		ChargeID:  newID("ch_"),
 		Metadata:  a.req.Metadata,
 		Time:      s.now(),
 	}
-	return stored{http.StatusCreated, mustJSON(resultOf(*c))}, c
+	return faults.Stored{Status: http.StatusCreated, Body: mustJSON(resultOf(*c))}, c
 }
 
 // internalError fails the request with a 500 before charging, then either
 // stores the 500 under the key (Stripe) or forgets the key (the article).
 func (s *Server) internalError(w http.ResponseWriter, a attempt, token uint64) {
 	s.stats.fault(Internal)
-	resp := stored{http.StatusInternalServerError, (&apiError{Type: typeAPI, Code: "internal_error",
+	resp := faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: typeAPI, Code: "internal_error",
 		Message: "the charge failed on the server"}).body()}
 	if !s.cfg.StoreServerErrors {
-		s.keys.release(a.scope, token)
-	} else if !s.keys.commit(a.scope, token, resp, nil) {
+		s.keys.Release(a.merchant, a.key, token)
+	} else if !s.keys.Commit(a.merchant, a.key, token, resp, nil) {
 		s.inUse(w)
 		return
 	}
-	s.reply(w, resp.status, resp.body)
+	s.reply(w, resp.Status, resp.Body)
 }
 
 // send answers with a stored response, unless a Post fault loses it.
-func (s *Server) send(w http.ResponseWriter, a attempt, resp stored, replayed bool) {
+func (s *Server) send(w http.ResponseWriter, a attempt, resp faults.Stored, replayed bool) {
 	if a.fault == Post {
 		s.stats.fault(Post)
 		s.drop(w)
@@ -201,7 +207,7 @@ func (s *Server) send(w http.ResponseWriter, a attempt, resp stored, replayed bo
 		w.Header().Set(s.cfg.ReplayHeader, "true")
 		s.stats.replay()
 	}
-	s.reply(w, resp.status, resp.body)
+	s.reply(w, resp.Status, resp.Body)
 }
 
 // drop closes the client's connection without answering, as a crashed

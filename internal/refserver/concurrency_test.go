@@ -56,31 +56,6 @@ func TestConcurrentSameKey(t *testing.T) {
 	}
 }
 
-// TestConcurrentClaimsInStore: the claim itself is atomic, with no HTTP
-// and no latency to help.
-func TestConcurrentClaimsInStore(t *testing.T) {
-	for round := range 20 {
-		ks := newKeyStore(time.Minute, time.Hour, &Ledger{})
-		now := time.Now()
-		var mu sync.Mutex
-		won := 0
-		var wg sync.WaitGroup
-		for range 50 {
-			wg.Go(func() {
-				if ks.claim(scope{"m", "k"}, "fp", now).kind == claimWon {
-					mu.Lock()
-					won++
-					mu.Unlock()
-				}
-			})
-		}
-		wg.Wait()
-		if won != 1 {
-			t.Fatalf("round %d: %d claims won, want 1", round, won)
-		}
-	}
-}
-
 // TestConcurrentDistinctKeys: independent intents do not block each other
 // and each charges once.
 func TestConcurrentDistinctKeys(t *testing.T) {

@@ -290,7 +290,7 @@ func TestLeaseExpiresDuringProcessing(t *testing.T) {
 	s, ts := newTest(t, Config{Lease: time.Second, Now: clock.Now, Latency: 300 * time.Millisecond})
 	slow := make(chan result, 1)
 	go func() { slow <- post(t, freshClient(), ts.URL, "k1", body("ord_1", 1500, "tok_visa")) }()
-	waitInFlight(t, s, scope{"", "k1"})
+	waitInFlight(t, s, "", "k1")
 	clock.Advance(time.Second)
 	taker := post(t, freshClient(), ts.URL, "k1", body("ord_1", 1500, "tok_visa"))
 	mustStatus(t, taker, 201)
@@ -359,20 +359,16 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
-// waitInFlight waits until sc is claimed and not finished.
-func waitInFlight(t *testing.T, s *Server, sc scope) {
+// waitInFlight waits until the merchant's key is claimed and not finished.
+func waitInFlight(t *testing.T, s *Server, merchant, key string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		s.keys.mu.Lock()
-		rec := s.keys.records[sc]
-		claimed := rec != nil && !rec.done
-		s.keys.mu.Unlock()
-		if claimed {
+		if s.keys.InFlight(merchant, key) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%v never claimed", sc)
+			t.Fatalf("key %q of merchant %q never claimed", key, merchant)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -46,18 +46,3 @@ func TestRetentionExpiry(t *testing.T) {
 		}
 	}
 }
-
-// TestExpiredKeysAreSwept: keys past retention are dropped from memory
-// even if never asked for again.
-func TestExpiredKeysAreSwept(t *testing.T) {
-	start := time.Now()
-	ks := newKeyStore(time.Minute, time.Hour, &Ledger{})
-	ks.claim(scope{"", "old"}, "fp", start)
-	later := start.Add(time.Hour)
-	for i := range sweepEvery {
-		ks.claim(scope{"", string(rune('a' + i%26))}, "fp", later)
-	}
-	if _, ok := ks.records[scope{"", "old"}]; ok {
-		t.Error("an expired key survived a sweep")
-	}
-}

@@ -16,7 +16,7 @@ import (
 type Server struct {
 	cfg    Config
 	ledger *Ledger
-	keys   *keyStore
+	keys   *faults.KeyTable
 	faults *faults.Injector
 	stats  *counters
 }
@@ -29,11 +29,10 @@ func New(cfg Config) *Server {
 		panic(err)
 	}
 	cfg = cfg.withDefaults()
-	ledger := &Ledger{}
 	return &Server{
 		cfg:    cfg,
-		ledger: ledger,
-		keys:   newKeyStore(cfg.Lease, cfg.Retention, ledger),
+		ledger: &Ledger{},
+		keys:   faults.NewKeyTable(cfg.Lease, cfg.Retention),
 		faults: faults.NewInjector(cfg.Faults, cfg.Seed),
 		stats:  newCounters(),
 	}
