@@ -47,10 +47,10 @@ func (s *Server) CheckNoDuplicates() error {
 	}
 	out := &DuplicateChargeError{}
 	for _, d := range dup.Duplicates {
-		x := Duplicate{IntentID: d.OrderID}
-		for _, c := range d.Charges {
+		x := Duplicate{IntentID: d[0].Intent}
+		for _, c := range d {
 			x.Keys = append(x.Keys, c.Key)
-			x.ChargeIDs = append(x.ChargeIDs, c.ChargeID)
+			x.ChargeIDs = append(x.ChargeIDs, c.ID)
 		}
 		out.Duplicates = append(out.Duplicates, x)
 	}

@@ -57,6 +57,16 @@ func (l *Ledger) Count(intent string) int {
 	return n
 }
 
+// Find returns the first charge for an intent under merchant.
+func (l *Ledger) Find(merchant, intent string) (Charge, bool) {
+	for _, c := range l.Charges() {
+		if c.Merchant == merchant && c.Intent == intent {
+			return c, true
+		}
+	}
+	return Charge{}, false
+}
+
 // Check returns a *DuplicateError naming every intent of a merchant that
 // was charged more than once, or nil: what the SDK must never cause.
 func (l *Ledger) Check() error {

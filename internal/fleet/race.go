@@ -208,8 +208,8 @@ func checkLedger(f *failures, srv *refserver.Server, prefix string, n int) map[s
 	}
 	charged := map[string]refserver.Charge{}
 	for _, c := range ledger.Charges() {
-		if _, dup := charged[c.OrderID]; !dup {
-			charged[c.OrderID] = c
+		if _, dup := charged[c.Intent]; !dup {
+			charged[c.Intent] = c
 		}
 	}
 	keys := srv.Stats().KeysByOrder
@@ -240,9 +240,9 @@ func checkStore(f *failures, s idempay.KeyStore, ns, prefix string, n int, charg
 			f.add("store", "intent %s: %v", id, err)
 		case rec.State != idempay.StateSucceeded:
 			f.add("store", "intent %s ended %s in the store, want succeeded", id, rec.State)
-		case rec.Key != ch.Key || rec.ProviderRef != ch.ChargeID:
+		case rec.Key != ch.Key || rec.ProviderRef != ch.ID:
 			f.add("store", "intent %s stored with key %q and charge %q; the server charged %q under %q",
-				id, rec.Key, rec.ProviderRef, ch.ChargeID, ch.Key)
+				id, rec.Key, rec.ProviderRef, ch.ID, ch.Key)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), loadTimeout)
@@ -300,9 +300,9 @@ func checkAnswers(f *failures, results []event, charged map[string]refserver.Cha
 			f.add("failed", "process %d, pass %d: intent %s reported failed, though money may have moved: %s",
 				ev.Proc, ev.Phase, ev.Intent, ev.Err)
 		case "succeeded":
-			if ev.ChargeID != ch.ChargeID {
+			if ev.ChargeID != ch.ID {
 				f.add("replay", "process %d, pass %d: intent %s answered with charge %q; the ledger's is %q",
-					ev.Proc, ev.Phase, ev.Intent, ev.ChargeID, ch.ChargeID)
+					ev.Proc, ev.Phase, ev.Intent, ev.ChargeID, ch.ID)
 			}
 			if ev.Phase == 1 {
 				succeededSomewhere[ev.Intent] = true

@@ -202,8 +202,8 @@ func Takeover(t *testing.T, s Store) {
 			f.add("unsettled", "the heir never charged %s after the lease", id)
 		case ev.Outcome != "succeeded":
 			f.add("unsettled", "the heir left %s %s: %s", id, ev.Outcome, ev.Err)
-		case ev.ChargeID != charged[id].ChargeID:
-			f.add("replay", "the heir was answered charge %q for %s; the ledger's is %q", ev.ChargeID, id, charged[id].ChargeID)
+		case ev.ChargeID != charged[id].ID:
+			f.add("replay", "the heir was answered charge %q for %s; the ledger's is %q", ev.ChargeID, id, charged[id].ID)
 		case fate[id] == refserver.NoFault && idempay.ReplaySource(ev.From) != idempay.ReplayFromServer:
 			f.add("replay", "%s was charged for the dead holder, yet the heir's answer was %q, not a replay by the server",
 				id, ev.From)

@@ -94,9 +94,9 @@ func Tenancy(t *testing.T, s Store) {
 			switch {
 			case !ok:
 				f.add("ledger", "%s: no charge for %s", id, tn.merchant)
-			case led.ChargeID != ch.ID || led.Key != ch.Key:
+			case led.ID != ch.ID || led.Key != ch.Key:
 				f.add("replay", "%s answered charge %q under key %q for %s; its charge is %q under %q",
-					id, ch.ID, ch.Key, tn.merchant, led.ChargeID, led.Key)
+					id, ch.ID, ch.Key, tn.merchant, led.ID, led.Key)
 			}
 			// On its first charge a tenant can be answered from the
 			// store only with a record that is not its own.

@@ -152,7 +152,7 @@ func (s *Server) process(w http.ResponseWriter, a attempt, token uint64) {
 	resp, charge := s.perform(a)
 	var record func() // in the commit's critical section: no charge without its answer
 	if charge != nil {
-		record = func() { s.ledger.add(*charge) }
+		record = func() { s.ledger.Add(*charge) }
 	}
 	if !s.keys.Commit(a.merchant, a.key, token, resp, record) {
 		// Our lease ran out and another request took the key over; it
@@ -170,13 +170,13 @@ func (s *Server) perform(a attempt) (faults.Stored, *Charge) {
 			DeclineCode: "generic_decline", Message: "the card was declined"}).body()}, nil
 	}
 	c := &Charge{
-		Merchant:  a.merchant,
-		OrderID:   a.req.OrderID,
-		Key:       a.key,
-		AmountJPY: a.req.AmountJPY,
-		ChargeID:  newID("ch_"),
-		Metadata:  a.req.Metadata,
-		Time:      s.now(),
+		ID:       newID("ch_"),
+		Merchant: a.merchant,
+		Intent:   a.req.OrderID,
+		Key:      a.key,
+		Amount:   a.req.AmountJPY,
+		Currency: "JPY",
+		Time:     s.now(),
 	}
 	return faults.Stored{Status: http.StatusCreated, Body: mustJSON(resultOf(*c))}, c
 }

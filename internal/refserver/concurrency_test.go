@@ -27,7 +27,7 @@ func TestConcurrentSameKey(t *testing.T) {
 	wg.Wait()
 
 	mustCharges(t, s, 1)
-	chargeID := s.Ledger().Charges()[0].ChargeID
+	chargeID := s.Ledger().Charges()[0].ID
 	fresh, conflicts := 0, 0
 	for _, r := range results {
 		switch {

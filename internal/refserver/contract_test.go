@@ -104,11 +104,11 @@ func checkCreated(t *testing.T, s *Server, r result, key string) {
 	got := r.charge(t)
 	mustCharges(t, s, 1)
 	c := s.Ledger().Charges()[0]
-	want := chargeResult{OrderID: "ord_1", ChargeID: c.ChargeID, Status: "succeeded", AmountJPY: 1500}
+	want := chargeResult{OrderID: "ord_1", ChargeID: c.ID, Status: "succeeded", AmountJPY: 1500}
 	if got != want || !strings.HasPrefix(got.ChargeID, "ch_") {
 		t.Errorf("body = %+v, want %+v", got, want)
 	}
-	if c.Key != key || c.OrderID != "ord_1" || c.AmountJPY != 1500 {
+	if c.Key != key || c.Intent != "ord_1" || c.Amount != 1500 {
 		t.Errorf("ledger charge = %+v, want key %q", c, key)
 	}
 	if echoed := r.header.Get(DefaultKeyHeader); echoed != key {

@@ -97,7 +97,7 @@ func TestPostFaultThenReplay(t *testing.T) {
 	if !r.replayed() {
 		t.Fatal("the retry after a Post fault was not marked replayed")
 	}
-	if got, want := r.charge(t).ChargeID, s.Ledger().Charges()[0].ChargeID; got != want {
+	if got, want := r.charge(t).ChargeID, s.Ledger().Charges()[0].ID; got != want {
 		t.Errorf("replayed charge %s, ledger has %s", got, want)
 	}
 	mustCharges(t, s, 1)
@@ -299,7 +299,7 @@ func TestLeaseExpiresDuringProcessing(t *testing.T) {
 	}
 	mustStatus(t, <-slow, 409)
 	mustCharges(t, s, 1)
-	if got := s.Ledger().Charges()[0].ChargeID; got != taker.charge(t).ChargeID {
+	if got := s.Ledger().Charges()[0].ID; got != taker.charge(t).ChargeID {
 		t.Errorf("ledger charge %s is not the taker's", got)
 	}
 }

@@ -41,7 +41,7 @@ type chargeResult struct {
 }
 
 func resultOf(c Charge) chargeResult {
-	return chargeResult{OrderID: c.OrderID, ChargeID: c.ChargeID, Status: "succeeded", AmountJPY: c.AmountJPY}
+	return chargeResult{OrderID: c.Intent, ChargeID: c.ID, Status: "succeeded", AmountJPY: c.Amount}
 }
 
 // mustJSON encodes values whose types cannot fail to encode.

@@ -35,7 +35,7 @@ func TestRetentionExpiry(t *testing.T) {
 		mustCharges(t, s, 2)
 		var dup *DuplicateChargeError
 		if err := s.Ledger().Check(); !errors.As(err, &dup) || len(dup.Duplicates) != 1 ||
-			dup.Duplicates[0].OrderID != "ord_1" || len(dup.Duplicates[0].Charges) != 2 {
+			dup.Duplicates[0][0].Intent != "ord_1" || len(dup.Duplicates[0]) != 2 {
 			t.Errorf("Check() = %v", err)
 		}
 		// The lookup still settles the order, from the ledger.
