@@ -1,11 +1,8 @@
 package fakestripe
 
 import (
-	"context"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/idempay/idempay/internal/faults"
@@ -109,24 +106,6 @@ func (s *Server) now() time.Time { return s.cfg.Now() }
 // finish so that the ledger is final.
 func Start(cfg Config) (*Server, string, func()) {
 	s := New(cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic("fakestripe: listen on loopback: " + err.Error())
-	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = hs.Serve(ln) // ErrServerClosed on shutdown
-	}()
-	var once sync.Once
-	return s, "http://" + ln.Addr().String(), func() {
-		once.Do(func() {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(ctx)
-			_ = hs.Close()
-			<-served
-		})
-	}
+	url, stop := faults.Serve(s)
+	return s, url, stop
 }

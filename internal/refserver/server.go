@@ -1,10 +1,7 @@
 package refserver
 
 import (
-	"context"
-	"net"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/idempay/idempay/internal/faults"
@@ -94,27 +91,6 @@ func (s *Server) now() time.Time { return s.cfg.Now() }
 // httptest.NewServer does.
 func Start(cfg Config) (*Server, string, func()) {
 	s := New(cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic("refserver: listen on loopback: " + err.Error())
-	}
-	hs := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = hs.Serve(ln) // returns ErrServerClosed on shutdown
-	}()
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			// Shutdown lets handlers in progress finish, so that the
-			// ledger is final when stop returns; Close cuts what is left.
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			_ = hs.Shutdown(ctx)
-			_ = hs.Close()
-			<-served
-		})
-	}
-	return s, "http://" + ln.Addr().String(), stop
+	url, stop := faults.Serve(s)
+	return s, url, stop
 }
