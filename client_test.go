@@ -107,7 +107,7 @@ func fastRetry() idempay.RetryPolicy {
 		MaxElapsed: 10 * time.Second}
 }
 
-func newClient(t *testing.T, url string, store idempay.KeyStore, mods ...func(*idempay.Config)) *idempay.Client {
+func newClient(t testing.TB, url string, store idempay.KeyStore, mods ...func(*idempay.Config)) *idempay.Client {
 	t.Helper()
 	cfg := idempay.Config{BaseURL: url, Store: store, Retry: fastRetry()}
 	for _, m := range mods {
