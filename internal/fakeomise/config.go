@@ -2,8 +2,6 @@ package fakeomise
 
 import (
 	"errors"
-	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/idempay/idempay/internal/faults"
@@ -54,13 +52,11 @@ type Config struct {
 	OnRequest func(RequestInfo)
 }
 
-// RequestInfo describes a charge request as it arrives.
-type RequestInfo struct {
-	Request *http.Request // its body has been read: use Form
-	Key     string        // the Idempotency-Key header, trimmed
-	Intent  string        // metadata[idempay_intent], if present
-	Form    url.Values    // the parsed body
-}
+// RequestInfo describes a charge request as it arrives: its Key is the
+// Idempotency-Key header, trimmed; its Intent the value of
+// metadata[idempay_intent], if present; its Form the parsed body (the
+// Request's body has been read).
+type RequestInfo = faults.FormRequest
 
 // Validate reports whether c can configure a Server.
 func (c Config) Validate() error {

@@ -1,18 +1,13 @@
 package fakeomise
 
 import (
-	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/idempay/idempay/internal/faults"
 )
-
-// maxBody bounds a request body; charge bodies are small.
-const maxBody = 1 << 20
 
 // createReq is a charge request that passed authentication and validation.
 type createReq struct {
@@ -25,13 +20,11 @@ type createReq struct {
 // counters, early faults), admission (auth, parameters), then execution,
 // under the key when keys are honoured.
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
-	raw, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
-	form, perr := url.ParseQuery(string(raw))
-	key := strings.TrimSpace(r.Header.Get("Idempotency-Key"))
-	intent := form.Get("metadata[" + IntentMetadataKey + "]")
+	in, bodyErr := faults.ReadForm(r, IntentMetadataKey)
+	key, intent, form := in.Key, in.Intent, in.Form
 	s.stats.arrive(key, intent)
 	if s.cfg.OnRequest != nil {
-		s.cfg.OnRequest(RequestInfo{Request: r, Key: key, Intent: intent, Form: form})
+		s.cfg.OnRequest(in)
 	}
 	a := &answer{s: s, w: w, intent: intent}
 	fault := s.faults.Draw(key, intent)
@@ -50,7 +43,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 		a.fail("authentication_failure", "authentication failed")
 		return
 	}
-	if err != nil || perr != nil {
+	if bodyErr != nil {
 		a.fail("bad_request", "the request body could not be parsed")
 		return
 	}
