@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 const chargesPath = "/charges"
@@ -16,13 +17,10 @@ const chargesPath = "/charges"
 // although Omise does not document it: it costs nothing, and helps if
 // Omise honours it; nothing in the adapter depends on it.
 func (p Provider) NewChargeRequest(ctx context.Context, t idempay.Target, req idempay.ChargeRequest, key string) (*http.Request, error) {
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, t.BaseURL.JoinPath(chargesPath).String(),
-		strings.NewReader(chargeForm(req).Encode()))
+	r, err := wire.NewFormPost(ctx, t.BaseURL.JoinPath(chargesPath).String(), chargeForm(req), key)
 	if err != nil {
 		return nil, err
 	}
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	r.Header.Set("Idempotency-Key", key)
 	p.authorize(r, t)
 	return r, nil
 }
@@ -51,21 +49,12 @@ func chargeForm(req idempay.ChargeRequest) url.Values {
 	} else if src != "" {
 		f.Set("card", src)
 	}
-	setIf(f, "customer", req.Customer)
-	setIf(f, "return_uri", req.ReturnURL)
-	setIf(f, "description", req.Description)
-	f.Set("metadata["+IntentMetadataKey+"]", req.IntentID)
-	for k, v := range req.Metadata {
-		f.Set("metadata["+k+"]", v)
-	}
+	wire.SetIf(f, "customer", req.Customer)
+	wire.SetIf(f, "return_uri", req.ReturnURL)
+	wire.SetIf(f, "description", req.Description)
+	wire.SetMetadata(f, IntentMetadataKey, req.IntentID, req.Metadata)
 	for k, v := range req.Extra {
 		f.Set(k, v)
 	}
 	return f
-}
-
-func setIf(f url.Values, k, v string) {
-	if v != "" {
-		f.Set(k, v)
-	}
 }

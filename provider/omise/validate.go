@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 // Keys of ChargeRequest.Extra the adapter knows and checks. Any other
@@ -38,7 +39,7 @@ const (
 // Validate refuses, with a *idempay.ValidationError, what Omise would
 // refuse or what the adapter could not settle safely.
 func (p Provider) Validate(req idempay.ChargeRequest) error {
-	if p.Version != "" && !printable(p.Version) {
+	if p.Version != "" && !wire.Printable(p.Version) {
 		return invalid("Provider.Version", "must be printable ASCII without spaces")
 	}
 	if p.ClockSkew < 0 || p.MaxListPages < 0 {
@@ -121,15 +122,6 @@ func (p Provider) checkSource(req idempay.ChargeRequest) error {
 		return invalid("Source", "must start with tokn_, card_ or src_")
 	}
 	return nil
-}
-
-func printable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 func invalid(field, format string, args ...any) error {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 // paymentIntentsPath is the collection every request of the adapter uses.
@@ -22,13 +23,10 @@ func (p Provider) NewChargeRequest(ctx context.Context, t idempay.Target, req id
 	if err != nil {
 		return nil, err
 	}
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, t.BaseURL.JoinPath(paymentIntentsPath).String(),
-		strings.NewReader(form.Encode()))
+	r, err := wire.NewFormPost(ctx, t.BaseURL.JoinPath(paymentIntentsPath).String(), form, key)
 	if err != nil {
 		return nil, err
 	}
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	r.Header.Set("Idempotency-Key", key)
 	p.authorize(r, t)
 	return r, nil
 }
@@ -63,12 +61,9 @@ func chargeForm(req idempay.ChargeRequest) (url.Values, error) {
 	f := url.Values{}
 	f.Set("amount", strconv.FormatInt(amount, 10))
 	f.Set("currency", strings.ToLower(req.Currency))
-	f.Set(metadataParam(IntentMetadataKey), req.IntentID)
-	for k, v := range req.Metadata {
-		f.Set(metadataParam(k), v)
-	}
-	setIf(f, "customer", req.Customer)
-	setIf(f, "description", req.Description)
+	wire.SetMetadata(f, IntentMetadataKey, req.IntentID, req.Metadata)
+	wire.SetIf(f, "customer", req.Customer)
+	wire.SetIf(f, "description", req.Description)
 	for k, v := range req.Extra {
 		f.Set(k, v)
 	}
@@ -77,7 +72,7 @@ func chargeForm(req idempay.ChargeRequest) (url.Values, error) {
 	}
 	f.Set("payment_method", req.Source.Reveal())
 	f.Set("confirm", "true")
-	setIf(f, "return_url", req.ReturnURL)
+	wire.SetIf(f, "return_url", req.ReturnURL)
 	if req.ReturnURL == "" && !choosesMethods(req.Extra) {
 		f.Set("automatic_payment_methods[enabled]", "true")
 		f.Set("automatic_payment_methods[allow_redirects]", "never")
@@ -94,12 +89,4 @@ func choosesMethods(extra map[string]string) bool {
 		}
 	}
 	return false
-}
-
-func metadataParam(k string) string { return "metadata[" + k + "]" }
-
-func setIf(f url.Values, k, v string) {
-	if v != "" {
-		f.Set(k, v)
-	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 // Stripe's documented limits, checked by Validate before anything is
@@ -62,7 +63,7 @@ var (
 // Validate refuses, with a *idempay.ValidationError, what Stripe would
 // refuse or what the adapter cannot send faithfully.
 func (p Provider) Validate(req idempay.ChargeRequest) error {
-	if p.APIVersion != "" && !printable(p.APIVersion) {
+	if p.APIVersion != "" && !wire.Printable(p.APIVersion) {
 		return invalid("Provider.APIVersion", "must be printable ASCII without spaces")
 	}
 	amount, err := toStripe(req.Currency, req.Amount)
@@ -120,15 +121,6 @@ func validateExtra(extra map[string]string, confirming bool) error {
 		}
 	}
 	return nil
-}
-
-func printable(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x21 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }
 
 func invalid(field, format string, args ...any) error {

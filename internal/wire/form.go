@@ -1,0 +1,48 @@
+package wire
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// NewFormPost builds a POST of form to u, with key in the Idempotency-Key
+// header. url.Values encodes its keys sorted, so the body is the same
+// bytes on every attempt and every restart.
+func NewFormPost(ctx context.Context, u string, form url.Values, key string) (*http.Request, error) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	r.Header.Set("Idempotency-Key", key)
+	return r, nil
+}
+
+// SetIf sets the form parameter k to v, unless v is empty.
+func SetIf(f url.Values, k, v string) {
+	if v != "" {
+		f.Set(k, v)
+	}
+}
+
+// SetMetadata tags the charge with its intent, as metadata[intentKey] =
+// intentID, and adds the caller's metadata as metadata[k] = v.
+func SetMetadata(f url.Values, intentKey, intentID string, metadata map[string]string) {
+	f.Set("metadata["+intentKey+"]", intentID)
+	for k, v := range metadata {
+		f.Set("metadata["+k+"]", v)
+	}
+}
+
+// Printable reports whether s is printable ASCII without spaces, as a
+// header value such as an API version must be.
+func Printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x21 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}

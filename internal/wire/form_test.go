@@ -1,0 +1,42 @@
+package wire
+
+import (
+	"context"
+	"io"
+	"net/url"
+	"testing"
+)
+
+func TestNewFormPost(t *testing.T) {
+	f := url.Values{"b": {"2"}, "a": {"1"}}
+	r, err := NewFormPost(context.Background(), "https://api.example/charges", f, "key-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(r.Body)
+	if r.Method != "POST" || r.URL.String() != "https://api.example/charges" || string(body) != "a=1&b=2" ||
+		r.Header.Get("Content-Type") != "application/x-www-form-urlencoded" || r.Header.Get("Idempotency-Key") != "key-1" {
+		t.Errorf("request %s %s %q %v", r.Method, r.URL, body, r.Header)
+	}
+	if _, err := NewFormPost(context.Background(), "://bad", f, "k"); err == nil {
+		t.Error("a bad URL was accepted")
+	}
+}
+
+func TestSetIfAndMetadata(t *testing.T) {
+	f := url.Values{}
+	SetIf(f, "customer", "")
+	SetIf(f, "description", "d")
+	SetMetadata(f, "idempay_intent", "o1", map[string]string{"k": "v"})
+	if got := f.Encode(); got != "description=d&metadata%5Bidempay_intent%5D=o1&metadata%5Bk%5D=v" {
+		t.Errorf("form %s", got)
+	}
+}
+
+func TestPrintable(t *testing.T) {
+	for s, want := range map[string]bool{"": true, "2024-06-20": true, "2024 06 20": false, "v\x7f": false, "é": false} {
+		if Printable(s) != want {
+			t.Errorf("Printable(%q) = %v", s, !want)
+		}
+	}
+}
