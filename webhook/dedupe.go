@@ -1,0 +1,226 @@
+package webhook
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/idempay/idempay"
+)
+
+// NamespacePrefix starts every namespace a Deduper writes, so that event
+// IDs never share a namespace with charge intents in the same KeyStore.
+const NamespacePrefix = "webhook:"
+
+// recordTimeout bounds the store write after a handler returns. It runs on
+// a context detached from the request's: a provider that stops waiting
+// must not keep us from recording work that was done.
+const recordTimeout = 10 * time.Second
+
+// Delivery says what Deduper.Do did with one delivery of an event.
+type Delivery int
+
+const (
+	// Handled: this delivery ran the handler and it succeeded.
+	Handled Delivery = iota + 1
+	// Duplicate: an earlier delivery of the event was handled (or the
+	// record was closed by hand, as failed, to drop a poison event); the
+	// handler did not run.
+	Duplicate
+)
+
+// String returns "handled", "duplicate", or "none" for the zero value.
+func (d Delivery) String() string {
+	switch d {
+	case Handled:
+		return "handled"
+	case Duplicate:
+		return "duplicate"
+	}
+	return "none"
+}
+
+// Deduper runs a handler once per event over a provider's at-least-once
+// delivery, using any idempay.KeyStore: the record of an event is keyed by
+// its ID in the namespace NamespacePrefix + provider + ":" + account.
+//
+// Each delivery reserves the record with a lease before the handler runs,
+// so a concurrent delivery (here or on any instance sharing the store)
+// gets ErrInProgress instead of running it a second time. Success closes
+// the record as succeeded, and every later delivery is a Duplicate. A
+// handler error, a panic or runtime.Goexit releases the lease at once, so
+// the provider's next delivery runs the handler again: a failed handler
+// never leaves the event locked. A process that dies mid-handler leaves
+// the lease, which runs out after the lease duration.
+//
+// Records of handled events are closed and are deleted by the store's
+// Expire like settled charges: keep them longer than the provider may
+// redeliver or anyone may resend an event by hand, or a late copy runs the
+// handler again. Records of events whose handler failed and never
+// succeeded stay open, are never expired, and are listed by the store's
+// ListOpen for the namespace: a dead-letter list.
+//
+// A Deduper is safe for concurrent use. The zero value is not usable; use
+// NewDeduper.
+type Deduper struct {
+	store idempay.KeyStore
+	ns    string
+	cfg   deduperConfig
+}
+
+// NewDeduper returns a Deduper keeping its records in store, in the
+// namespace NamespacePrefix + provider + ":" + account. provider is a
+// short lower-case name ("stripe", "omise"); account tells apart the
+// accounts or endpoints sharing one store ("acct_123"), so that one
+// tenant's event can never be taken for another's. It is refused if store
+// is nil, provider is not 1 to 32 characters of [a-z0-9_-], or account is
+// empty, longer than 200 bytes or not printable ASCII. Options: WithLease,
+// WithClock, WithInstance, WithFingerprint.
+func NewDeduper(store idempay.KeyStore, provider, account string, opts ...DeduperOption) (*Deduper, error) {
+	if store == nil {
+		return nil, errors.New("webhook: NewDeduper: nil KeyStore")
+	}
+	if !providerName(provider) {
+		return nil, fmt.Errorf("webhook: NewDeduper: provider %q must be 1 to 32 characters of [a-z0-9_-]", provider)
+	}
+	if account == "" || len(account) > 200 || !printable(account) {
+		return nil, errors.New("webhook: NewDeduper: account must be 1 to 200 printable ASCII characters")
+	}
+	cfg, err := newDeduperConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Deduper{store: store, ns: NamespacePrefix + provider + ":" + account, cfg: cfg}, nil
+}
+
+// providerName keeps the provider free of ':', so that the namespace
+// splits back into provider and account one way only.
+func providerName(p string) bool {
+	if p == "" || len(p) > 32 {
+		return false
+	}
+	for _, c := range []byte(p) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// Namespace returns the KeyStore namespace of the Deduper's records, for
+// the store's Load and ListOpen.
+func (d *Deduper) Namespace() string { return d.ns }
+
+// Do runs fn for the event eventID unless another delivery has handled it
+// or is handling it. body is the delivery's raw body; its fingerprint is
+// kept with the record and compared on every later delivery.
+//
+// It returns:
+//   - Handled, nil: fn ran and succeeded, and the record says so.
+//   - Duplicate, nil: the event was handled before; fn did not run.
+//     Answer 2xx so that the provider stops delivering it.
+//   - an error matching ErrInProgress: another delivery holds the lease;
+//     fn did not run.
+//   - a *HandlerError: fn failed; the lease was released.
+//   - Handled and an error matching ErrNotRecorded: fn succeeded but the
+//     store did not record it (see ErrNotRecorded).
+//   - an error matching ErrEventMismatch: the ID was first seen with
+//     another body; fn did not run and the record is unchanged.
+//   - an error matching ErrNoEventID: eventID is unusable.
+//   - another error: the store failed before fn could run.
+//
+// fn's context is ctx, ended early when the lease does.
+func (d *Deduper) Do(ctx context.Context, eventID string, body []byte, fn func(context.Context) error) (Delivery, error) {
+	if err := checkEventID(eventID); err != nil {
+		return 0, err
+	}
+	if fn == nil {
+		return 0, errors.New("webhook: Deduper.Do: nil handler")
+	}
+	fp := d.cfg.fingerprint(body)
+	now := d.cfg.now()
+	res, err := d.store.Reserve(ctx, idempay.Record{
+		Namespace: d.ns, IntentID: eventID, Key: eventID, Fingerprint: fp,
+		State: idempay.StateOpen, CreatedAt: now, UpdatedAt: now,
+		// A suffix per delivery: the store lets an owner re-claim its own
+		// lease, so one owner for the whole process would let two
+		// concurrent deliveries in this process both run fn.
+		LeaseOwner: d.cfg.instance + "/" + rand.Text(), LeaseUntil: now.Add(d.cfg.lease),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("webhook: reserve event %s: %w", eventID, err)
+	}
+	rec := res.Record
+	if rec.Fingerprint != fp {
+		err := fmt.Errorf("%w: %s", ErrEventMismatch, eventID)
+		if res.Claimed { // Reserve took a free lease on the other body's record: give it back
+			if rerr := d.release(ctx, rec); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("webhook: release event %s: %w", eventID, rerr))
+			}
+		}
+		return 0, err
+	}
+	if rec.State.Closed() {
+		return Duplicate, nil
+	}
+	if !res.Claimed {
+		return 0, fmt.Errorf("%w: event %s is leased until %s", ErrInProgress, eventID, rec.LeaseUntil.UTC().Format(time.RFC3339))
+	}
+	if err := d.run(ctx, rec, fn); err != nil {
+		return 0, err
+	}
+	if err := d.record(ctx, rec, idempay.StateSucceeded); err != nil {
+		return Handled, fmt.Errorf("%w: event %s: %w", ErrNotRecorded, eventID, err)
+	}
+	return Handled, nil
+}
+
+// run calls fn under the lease of rec. On an error it releases the lease
+// so the next delivery runs fn again. If fn panics or calls
+// runtime.Goexit the lease is released too and the panic goes on: a panic
+// is a failed handler, not a reason to lock the event until the lease
+// runs out.
+func (d *Deduper) run(ctx context.Context, rec idempay.Record, fn func(context.Context) error) error {
+	hctx, cancel := context.WithTimeout(ctx, rec.LeaseUntil.Sub(d.cfg.now()))
+	defer cancel()
+	returned := false
+	defer func() {
+		if !returned {
+			_ = d.release(ctx, rec) // best effort; else the lease runs out
+		}
+	}()
+	err := fn(hctx)
+	returned = true
+	if err == nil {
+		return nil
+	}
+	herr := &HandlerError{EventID: rec.IntentID, Err: err}
+	if rerr := d.release(ctx, rec); rerr != nil {
+		return errors.Join(herr, fmt.Errorf("webhook: release event %s: %w", rec.IntentID, rerr))
+	}
+	return herr
+}
+
+// release gives back the lease on rec so the next delivery need not wait
+// for it. A lease that has already run out is left alone: it is free
+// anyway, and another delivery may have taken it since, which a release
+// would cancel, because KeyStore.Resolve does not check who holds the
+// lease.
+func (d *Deduper) release(ctx context.Context, rec idempay.Record) error {
+	if !d.cfg.now().Before(rec.LeaseUntil) {
+		return nil
+	}
+	return d.record(ctx, rec, idempay.StateOpen)
+}
+
+// record resolves rec: StateSucceeded closes it, StateOpen only releases
+// the lease.
+func (d *Deduper) record(ctx context.Context, rec idempay.Record, st idempay.State) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	return d.store.Resolve(ctx, idempay.Resolution{
+		Namespace: rec.Namespace, IntentID: rec.IntentID, Key: rec.Key, State: st, At: d.cfg.now(),
+	})
+}
