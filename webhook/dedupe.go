@@ -114,20 +114,23 @@ func providerName(p string) bool {
 func (d *Deduper) Namespace() string { return d.ns }
 
 // Do runs fn for the event eventID unless another delivery has handled it
-// or is handling it. body is the delivery's raw body; its fingerprint is
-// kept with the record and compared on every later delivery.
+// or is handling it. body is the delivery's raw body; its fingerprint
+// (EventFingerprint unless WithFingerprint) is kept with the record and
+// compared on every later delivery of an event not yet handled.
 //
 // It returns:
 //   - Handled, nil: fn ran and succeeded, and the record says so.
-//   - Duplicate, nil: the event was handled before; fn did not run.
-//     Answer 2xx so that the provider stops delivering it.
+//   - Duplicate, nil: the event was handled before, whatever this
+//     delivery's body; fn did not run. Answer 2xx so that the provider
+//     stops delivering it.
 //   - an error matching ErrInProgress: another delivery holds the lease;
 //     fn did not run.
 //   - a *HandlerError: fn failed; the lease was released.
 //   - Handled and an error matching ErrNotRecorded: fn succeeded but the
 //     store did not record it (see ErrNotRecorded).
-//   - an error matching ErrEventMismatch: the ID was first seen with
-//     another body; fn did not run and the record is unchanged.
+//   - an error matching ErrEventMismatch: the event is not handled yet
+//     and was first seen with other data; fn did not run and the record
+//     is unchanged.
 //   - an error matching ErrNoEventID: eventID is unusable.
 //   - another error: the store failed before fn could run.
 //
@@ -153,6 +156,11 @@ func (d *Deduper) Do(ctx context.Context, eventID string, body []byte, fn func(c
 		return 0, fmt.Errorf("webhook: reserve event %s: %w", eventID, err)
 	}
 	rec := res.Record
+	if rec.State.Closed() && !res.Claimed {
+		// Handled before: whatever this delivery's body, the event is done
+		// and the provider should stop sending it.
+		return Duplicate, nil
+	}
 	if rec.Fingerprint != fp {
 		err := fmt.Errorf("%w: %s", ErrEventMismatch, eventID)
 		if res.Claimed { // Reserve took a free lease on the other body's record: give it back

@@ -55,12 +55,10 @@ func WithInstance(name string) DeduperOption {
 	})
 }
 
-// WithFingerprint replaces BodyFingerprint, the hash that tells a
-// redelivery of an event from another body under the same ID. Use it only
-// if a provider re-renders a field on each delivery of one event: fp
-// should then hash the raw bytes of the stable part (for instance the
-// "data" member, read as json.RawMessage), never re-encoded JSON. It is
-// refused if fp is nil.
+// WithFingerprint replaces EventFingerprint, the hash that tells a
+// redelivery of an event from another event under the same ID, for events
+// whose stable part is not their "data" member. fp should hash raw bytes
+// as received, never re-encoded JSON. It is refused if fp is nil.
 func WithFingerprint(fp func(body []byte) string) DeduperOption {
 	return deduperOptionFunc(func(c *deduperConfig) error {
 		if fp == nil {
@@ -73,7 +71,7 @@ func WithFingerprint(fp func(body []byte) string) DeduperOption {
 
 // newDeduperConfig applies opts over the defaults.
 func newDeduperConfig(opts []DeduperOption) (deduperConfig, error) {
-	c := deduperConfig{lease: DefaultLease, now: time.Now, fingerprint: BodyFingerprint}
+	c := deduperConfig{lease: DefaultLease, now: time.Now, fingerprint: EventFingerprint}
 	for _, o := range opts {
 		if o == nil {
 			return c, errors.New("webhook: nil DeduperOption")

@@ -231,63 +231,90 @@ func TestDeduperHandlerErrorAndReleaseFails(t *testing.T) {
 	require.Equal(t, webhook.Handled, got)
 }
 
-// Rule (defect 7): the fingerprint is the raw body; the same ID with
-// another body is refused, not taken for a duplicate, and changes nothing.
+// Rule (defect 7): the fingerprint is the raw bytes of the event's data;
+// the same ID with other data is refused while it is unhandled, and changes
+// nothing. Delivery bookkeeping outside data may differ between deliveries,
+// and an event already handled is a duplicate whatever the body.
 func TestDeduperSameIDOtherBody(t *testing.T) {
 	t.Parallel()
-	other := []byte(`{"id":"evt_1","object":"event","type":"charge.refunded"}`)
+	first := []byte(`{"id":"evt_1","object":"event","pending_webhooks":2,"data":{"object":{"id":"ch_1","amount":1500}}}`)
+	redelivered := []byte(`{"id":"evt_1","object":"event","pending_webhooks":1,"data":{"object":{"id":"ch_1","amount":1500}}}`)
+	other := []byte(`{"id":"evt_1","object":"event","pending_webhooks":1,"data":{"object":{"id":"ch_1","amount":9999}}}`)
+	failing := func(context.Context) error { return errors.New("handler failed") }
 
-	t.Run("after success", func(t *testing.T) {
+	t.Run("after success, any body is a duplicate", func(t *testing.T) {
 		t.Parallel()
 		store := memstore.New()
 		d := newDeduper(t, store, newClock())
 		var h counter
-		_, err := d.Do(context.Background(), "evt_1", eventBody, h.fn)
+		_, err := d.Do(context.Background(), "evt_1", first, h.fn)
 		require.NoError(t, err)
-		_, err = d.Do(context.Background(), "evt_1", other, h.fn)
-		require.ErrorIs(t, err, webhook.ErrEventMismatch)
-		require.Equal(t, 422, webhook.HTTPStatus(err))
+		for _, body := range [][]byte{redelivered, other} {
+			got, err := d.Do(context.Background(), "evt_1", body, h.fn)
+			require.NoError(t, err)
+			require.Equal(t, webhook.Duplicate, got)
+		}
 		require.EqualValues(t, 1, h.runs.Load())
-		rec, err := store.Load(context.Background(), d.Namespace(), "evt_1")
-		require.NoError(t, err)
-		require.Equal(t, idempay.StateSucceeded, rec.State)
 	})
-	t.Run("after a failure: the lease taken by the refused delivery is given back", func(t *testing.T) {
+	t.Run("after a failure, a redelivery whose bookkeeping changed is handled", func(t *testing.T) {
+		t.Parallel()
+		d := newDeduper(t, memstore.New(), newClock())
+		_, err := d.Do(context.Background(), "evt_1", first, failing)
+		require.Error(t, err)
+		var h counter
+		got, err := d.Do(context.Background(), "evt_1", redelivered, h.fn)
+		require.NoError(t, err)
+		require.Equal(t, webhook.Handled, got)
+		require.EqualValues(t, 1, h.runs.Load())
+	})
+	t.Run("after a failure, other data is refused and the lease given back", func(t *testing.T) {
 		t.Parallel()
 		store := memstore.New()
 		d := newDeduper(t, store, newClock())
-		_, err := d.Do(context.Background(), "evt_1", eventBody, func(context.Context) error { return errors.New("x") })
+		_, err := d.Do(context.Background(), "evt_1", first, failing)
 		require.Error(t, err)
 		var h counter
 		_, err = d.Do(context.Background(), "evt_1", other, h.fn)
 		require.ErrorIs(t, err, webhook.ErrEventMismatch)
+		require.Equal(t, 422, webhook.HTTPStatus(err))
 		rec, err := store.Load(context.Background(), d.Namespace(), "evt_1")
 		require.NoError(t, err)
 		require.Empty(t, rec.LeaseOwner)
-		got, err := d.Do(context.Background(), "evt_1", eventBody, h.fn)
+		require.Equal(t, idempay.StateOpen, rec.State)
+		got, err := d.Do(context.Background(), "evt_1", first, h.fn)
 		require.NoError(t, err, "the genuine redelivery is not kept waiting")
 		require.Equal(t, webhook.Handled, got)
 		require.EqualValues(t, 1, h.runs.Load())
 	})
-	t.Run("a byte of whitespace is another body", func(t *testing.T) {
+	t.Run("a byte of whitespace inside data is other data", func(t *testing.T) {
 		t.Parallel()
 		d := newDeduper(t, nil, newClock())
+		_, err := d.Do(context.Background(), "evt_1", first, failing)
+		require.Error(t, err)
+		spaced := []byte(`{"id":"evt_1","object":"event","pending_webhooks":2,"data":{"object":{"id":"ch_1", "amount":1500}}}`)
 		var h counter
-		_, err := d.Do(context.Background(), "evt_1", eventBody, h.fn)
-		require.NoError(t, err)
-		_, err = d.Do(context.Background(), "evt_1", append(eventBody, '\n'), h.fn)
+		_, err = d.Do(context.Background(), "evt_1", spaced, h.fn)
+		require.ErrorIs(t, err, webhook.ErrEventMismatch)
+	})
+	t.Run("a body without data is compared whole", func(t *testing.T) {
+		t.Parallel()
+		d := newDeduper(t, nil, newClock())
+		_, err := d.Do(context.Background(), "evt_1", eventBody, failing)
+		require.Error(t, err)
+		var h counter
+		_, err = d.Do(context.Background(), "evt_1", append(append([]byte(nil), eventBody...), '\n'), h.fn)
 		require.ErrorIs(t, err, webhook.ErrEventMismatch)
 	})
 	t.Run("WithFingerprint decides what is the same event", func(t *testing.T) {
 		t.Parallel()
 		idOnly := func(b []byte) string { return "same" }
 		d := newDeduper(t, nil, newClock(), webhook.WithFingerprint(idOnly))
+		_, err := d.Do(context.Background(), "evt_1", first, failing)
+		require.Error(t, err)
 		var h counter
-		_, err := d.Do(context.Background(), "evt_1", eventBody, h.fn)
-		require.NoError(t, err)
 		got, err := d.Do(context.Background(), "evt_1", other, h.fn)
 		require.NoError(t, err)
-		require.Equal(t, webhook.Duplicate, got)
+		require.Equal(t, webhook.Handled, got)
 	})
 }
 

@@ -18,9 +18,10 @@
 //     the handler runs. A handled event is a Duplicate from then on; an
 //     event being handled elsewhere is ErrInProgress; a failed (or
 //     panicking) handler releases the lease so the next delivery runs it
-//     again; a crashed process leaves a lease that runs out. The body's
-//     fingerprint is kept, so the same ID with another body is refused
-//     (ErrEventMismatch) instead of being skipped as a duplicate.
+//     again; a crashed process leaves a lease that runs out. The
+//     fingerprint of the event's data is kept, so an unhandled event ID
+//     seen again with other data is refused (ErrEventMismatch), while
+//     delivery bookkeeping outside the data may change between deliveries.
 //   - Handler: an http.Handler putting them together, answering 200 for
 //     handled and duplicate events, 400 for a bad signature, 409 while the
 //     event is in progress, 500 when the handler failed (see HTTPStatus).

@@ -50,12 +50,12 @@ var (
 	// the lease expired and takes it over.
 	ErrInProgress = errors.New("webhook: event is being handled by another delivery")
 
-	// ErrEventMismatch is returned by Deduper.Do when the event ID was
-	// first seen with another body (another fingerprint). The handler did
-	// not run and nothing was changed. It means two different events got
-	// one ID (an ID function that reads the wrong field, two accounts
-	// sharing one namespace) or the provider re-rendered the event between
-	// deliveries; either way a person must look. Answered 422.
+	// ErrEventMismatch is returned by Deduper.Do when an event not yet
+	// handled was first seen with other data (another fingerprint). The
+	// handler did not run and nothing was changed. It means two different
+	// events got one ID (an ID function that reads the wrong field, two
+	// accounts sharing one namespace) or the provider changed the event's
+	// data between deliveries; either way a person must look. Answered 422.
 	ErrEventMismatch = errors.New("webhook: event ID already seen with another body")
 
 	// ErrNotRecorded is returned by Deduper.Do, with Handled, when the

@@ -80,8 +80,24 @@ func checkEventID(id string) error {
 	return nil
 }
 
-// BodyFingerprint is the Deduper's default fingerprint: the hex SHA-256 of
-// the raw body, exactly as received. The raw bytes are the one canonical
+// EventFingerprint is the Deduper's default fingerprint: the hex SHA-256
+// of the raw bytes of the event's "data" member, as received, or of the
+// whole body when it has none. Providers re-render delivery bookkeeping
+// outside "data" on every delivery of one event (Stripe's
+// pending_webhooks, Omise's webhook_deliveries): hashing the whole body
+// would refuse a genuine redelivery of an event whose handler failed, and
+// it would never be handled.
+func EventFingerprint(body []byte) string {
+	var ev struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(body, &ev) == nil && len(ev.Data) > 0 {
+		return BodyFingerprint(ev.Data)
+	}
+	return BodyFingerprint(body)
+}
+
+// BodyFingerprint is the hex SHA-256 of raw bytes, exactly as received. The raw bytes are the one canonical
 // form of a webhook: they are what the provider signed, whereas a hash of
 // decoded and re-encoded JSON depends on the encoder (key order, spacing,
 // escapes) and can differ for the same event, or agree for two.
