@@ -23,6 +23,9 @@
 //     answer of the contract per request, for tests of how a Client reads
 //     a given answer.
 //
+// For webhook handlers, SignStripeWebhook and SignOmiseWebhook return the
+// headers a provider would send with a body, signed with your test secret.
+//
 // # Using the responders
 //
 // The responders are github.com/jarcoal/httpmock Responders. Register them
