@@ -107,10 +107,21 @@ func stateOf(k Kind) State {
 	return StateSucceeded
 }
 
+// storeWriteTimeout bounds a close or release that outlives its caller.
+const storeWriteTimeout = 5 * time.Second
+
+// storeCtx keeps recording an outcome when the caller has stopped waiting:
+// the charge happened whether or not anyone still listens.
+func storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), storeWriteTimeout)
+}
+
 // close records a known outcome. A failure here is logged, not returned:
 // the charge's outcome is already known to the caller, and a lost close
 // only reopens the intent, which the next call settles by replay.
 func (c *Client) close(ctx context.Context, rec Record, st State, out *storedOutcome) {
+	ctx, cancel := storeCtx(ctx)
+	defer cancel()
 	out.SettledAt = c.now().UTC()
 	raw, err := json.Marshal(out)
 	if err == nil {
@@ -129,6 +140,8 @@ func (c *Client) close(ctx context.Context, rec Record, st State, out *storedOut
 
 // release gives the intent's lease back, keeping it open.
 func (c *Client) release(ctx context.Context, rec Record) {
+	ctx, cancel := storeCtx(ctx)
+	defer cancel()
 	err := c.store.Resolve(ctx, Resolution{Namespace: rec.Namespace, IntentID: rec.IntentID, Key: rec.Key,
 		State: StateOpen, At: c.now().UTC().Truncate(time.Microsecond)})
 	if err != nil {
@@ -160,18 +173,20 @@ func (c *Client) fromStore(rec Record) (*Charge, error) {
 }
 
 // settlePending asks the provider how a pending charge ended, if it can
-// look charges up; otherwise the stored pending charge is the answer.
+// look charges up. A lookup that cannot tell leaves the charge pending: the
+// stored pending charge is the answer, as it is for providers with no
+// lookup.
 func (c *Client) settlePending(ctx context.Context, rec Record) (*Charge, error) {
 	v, err := c.find(ctx, rec)
-	if errors.Is(err, ErrNoLookup) {
-		defer c.release(ctx, rec)
-		return c.fromStore(rec)
+	if err == nil && settles(v.Kind) {
+		return c.concludeLookup(ctx, rec, v)
 	}
-	if err != nil {
-		c.release(ctx, rec)
-		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: err}
+	if err != nil && !errors.Is(err, ErrNoLookup) {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: lookup of a pending charge failed",
+			slog.String("intent", rec.IntentID), slog.String("error", err.Error()))
 	}
-	return c.concludeLookup(ctx, rec, v)
+	c.release(ctx, rec)
+	return c.fromStore(rec)
 }
 
 // settleExpired handles an unresolved key past the retention window: it is

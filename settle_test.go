@@ -2,6 +2,9 @@ package idempay_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -142,4 +145,33 @@ func TestLookupGuardSettlesInsteadOfResending(t *testing.T) {
 	assert.Equal(t, 2, ch.Attempts, "not found by lookup: resent with the same key")
 	assert.Len(t, api.Stats().KeysByOrder["o-guard2"], 1)
 	assert.Equal(t, 1, api.Ledger().Count("o-guard2"))
+}
+
+func TestPendingStaysPendingWhenTheLookupCannotTell(t *testing.T) {
+	var posts, gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			gets.Add(1)
+			w.WriteHeader(http.StatusNotFound) // the provider has nothing to say yet
+			return
+		}
+		posts.Add(1)
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, `{"order_id":"o","charge_id":"ch_pend","status":"pending","amount_jpy":1500}`)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, memstore.New(), func(cfg *idempay.Config) {
+		cfg.Provider = idempay.OwnAPI{LookupPath: "/payments/charge"}
+	})
+	first, err := c.Charge(context.Background(), order("o-p"))
+	require.NoError(t, err)
+	require.Equal(t, idempay.StatePending, first.State)
+
+	again, err := c.Charge(context.Background(), order("o-p"))
+	require.NoError(t, err, "a lookup that finds nothing does not turn a pending charge into an error")
+	assert.Equal(t, idempay.StatePending, again.State)
+	assert.Equal(t, "ch_pend", again.ID)
+	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
+	assert.Equal(t, int32(1), posts.Load(), "a pending charge is never resent")
+	assert.Equal(t, int32(1), gets.Load(), "it was looked up")
 }
