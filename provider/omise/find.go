@@ -73,8 +73,9 @@ func found(c charge, rec idempay.Record) idempay.Verdict {
 
 // chargeList is a page of GET /charges.
 type chargeList struct {
-	Total int      `json:"total"`
-	Data  []charge `json:"data"`
+	Object string   `json:"object"`
+	Total  int      `json:"total"`
+	Data   []charge `json:"data"`
 }
 
 // scan lists the charges created since shortly before the key was
@@ -119,8 +120,13 @@ func (p Provider) scan(ctx context.Context, hc *http.Client, t idempay.Target, r
 			return found(c, rec), nil
 		}
 		offset += len(list.Data)
-		if len(list.Data) == 0 || offset >= list.Total {
+		if offset >= list.Total {
 			return p.absent()
+		}
+		if len(list.Data) == 0 {
+			// An empty page short of the total contradicts it: the pass
+			// cannot have seen every charge.
+			return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w (empty page at offset %d of %d)", ErrScanIncomplete, offset, list.Total)
 		}
 	}
 	return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w (%d pages of %d)", ErrScanIncomplete, pages, listPage)
@@ -148,8 +154,15 @@ func (p Provider) list(ctx context.Context, hc *http.Client, t idempay.Target, q
 	u := t.BaseURL.JoinPath(chargesPath)
 	u.RawQuery = q.Encode()
 	var l chargeList
-	err := p.get(ctx, hc, t, u, &l)
-	return l, err
+	if err := p.get(ctx, hc, t, u, &l); err != nil {
+		return chargeList{}, err
+	}
+	if l.Object != "list" {
+		// Anything else (an error object, an empty object from a proxy)
+		// has no total and no data, which would read as "no charge".
+		return chargeList{}, fmt.Errorf("omise: lookup %s: answer is not a list (object %q)", u.Path, l.Object)
+	}
+	return l, nil
 }
 
 func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Target, id string) (charge, error) {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -125,4 +127,32 @@ func TestIntentOfCharge(t *testing.T) {
 	var apiErr *idempay.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, "authentication_failure", apiErr.Code)
+}
+
+// Only a real, complete list is proof: a 200 that is not a list (a proxy's
+// empty object, an error object) or a list whose pages stop short of its
+// total proves nothing.
+func TestFindChargeListMustBeProof(t *testing.T) {
+	for _, tc := range []struct{ name, newest, page string }{
+		{"empty object", `{}`, ``},
+		{"error object", `{"object":"error","code":"bad_request","message":"m"}`, ``},
+		{"array", `[]`, ``},
+		{"empty page short of the total", `{"object":"list","total":150,"data":[]}`, `{"object":"list","total":150,"data":[]}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body := tc.newest
+				if r.URL.Query().Get("order") == "chronological" {
+					body = tc.page
+				}
+				_, _ = io.WriteString(w, body)
+			}))
+			t.Cleanup(ts.Close)
+			u, _ := url.Parse(ts.URL)
+			v, err := omise.Provider{}.FindCharge(context.Background(), ts.Client(), idempay.Target{BaseURL: u, Credentials: secret},
+				idempay.Record{IntentID: "o1", CreatedAt: time.Now()})
+			assert.Error(t, err)
+			assert.NotEqual(t, idempay.KindNotFound, v.Kind)
+		})
+	}
 }
