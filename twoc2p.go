@@ -53,8 +53,8 @@ import (
 //
 // Payment Inquiry (FindCharge): 0000 succeeded; 0001, 2001 pending; the
 // codes IsDecline accepts declined; 2002 not found; everything else, an
-// unsigned success, or an answer about another invoice or merchant,
-// unknown; an echoed idempotencyID other than the intent's key, a key
+// unsigned success, or an answer that names no invoice or another invoice
+// or merchant, unknown; an echoed idempotencyID other than the intent's key, a key
 // conflict.
 //
 // # Credentials and configuration

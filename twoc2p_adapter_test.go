@@ -151,13 +151,16 @@ func TestTwoC2PFindCharge(t *testing.T) {
 		kind   idempay.Kind
 	}{
 		{"paid", tc2pAdapter, 200, tc2pSigned("0000", paid), idempay.KindSucceeded},
-		{"paid, nothing echoed", tc2pAdapter, 200, tc2pSigned("0000", ""), idempay.KindSucceeded},
+		{"paid, only the invoice echoed", tc2pAdapter, 200, tc2pSigned("0000", `"invoiceNo":"ORDER1"`), idempay.KindSucceeded},
+		{"paid, no invoice named", tc2pAdapter, 200, tc2pSigned("0000", `"tranRef":"T42"`), idempay.KindUnknown},
+		{"a Payment Token answer", tc2pAdapter, 200, tc2pSigned("0000", `"paymentToken":"tok","webPaymentUrl":"https://pay.example/tok"`), idempay.KindUnknown},
+		{"declined, no invoice named", tc2pAdapter, 200, tc2pSigned("4005", ""), idempay.KindUnknown},
 		{"pending", tc2pAdapter, 200, tc2pSigned("0001", `"invoiceNo":"ORDER1"`), idempay.KindPending},
-		{"in progress", tc2pAdapter, 200, tc2pSigned("2001", ""), idempay.KindPending},
+		{"in progress", tc2pAdapter, 200, tc2pSigned("2001", `"invoiceNo":"ORDER1"`), idempay.KindPending},
 		{"not found, signed", tc2pAdapter, 200, tc2pSigned("2002", `"invoiceNo":"ORDER1"`), idempay.KindNotFound},
 		{"not found, plain", tc2pAdapter, 200, tc2pPlain("2002"), idempay.KindNotFound},
 		{"declined", tc2pAdapter, 200, tc2pSigned("4005", `"invoiceNo":"ORDER1"`), idempay.KindDeclined},
-		{"declined, insufficient funds", tc2pAdapter, 200, tc2pSigned("4051", ""), idempay.KindDeclined},
+		{"declined, insufficient funds", tc2pAdapter, 200, tc2pSigned("4051", `"invoiceNo":"ORDER1"`), idempay.KindDeclined},
 		{"decline code unsigned", tc2pAdapter, 200, tc2pPlain("4005"), idempay.KindUnknown},
 		{"ISO approval code 4008", tc2pAdapter, 200, tc2pSigned("4008", ""), idempay.KindUnknown},
 		{"ISO in progress 4009", tc2pAdapter, 200, tc2pSigned("4009", ""), idempay.KindUnknown},
@@ -168,7 +171,7 @@ func TestTwoC2PFindCharge(t *testing.T) {
 		{"another invoice", tc2pAdapter, 200, tc2pSigned("0000", `"invoiceNo":"ORDER2"`), idempay.KindUnknown},
 		{"another invoice, not found", tc2pAdapter, 200, tc2pSigned("2002", `"invoiceNo":"ORDER2"`), idempay.KindUnknown},
 		{"another merchant", tc2pAdapter, 200, tc2pSigned("0000", `"merchantID":"JT02"`), idempay.KindUnknown},
-		{"another key", tc2pAdapter, 200, tc2pSigned("0000", `"idempotencyID":"key-2"`), idempay.KindKeyConflict},
+		{"another key", tc2pAdapter, 200, tc2pSigned("0000", `"invoiceNo":"ORDER1","idempotencyID":"key-2"`), idempay.KindKeyConflict},
 		{"wrong signature", tc2pAdapter, 200, string(tc2pBody(tc2pForge(`{"alg":"HS256"}`, `{"respCode":"0000"}`, []byte("x"), sha256.New))), idempay.KindUnknown},
 		{"expired", tc2pAdapter, 200, tc2pSigned("0000", `"exp":1000`), idempay.KindUnknown},
 		{"503", tc2pAdapter, 503, ``, idempay.KindUnknown},
@@ -177,7 +180,7 @@ func TestTwoC2PFindCharge(t *testing.T) {
 		{"502 saying paid", tc2pAdapter, 502, tc2pSigned("0000", paid), idempay.KindUnknown},
 		{"garbage", tc2pAdapter, 200, `{"ok":true}`, idempay.KindUnknown},
 		{"custom decline codes", idempay.TwoC2P{MerchantID: tc2pMerchant, IsDecline: func(c string) bool { return c == "0003" }},
-			200, tc2pSigned("0003", ""), idempay.KindDeclined},
+			200, tc2pSigned("0003", `"invoiceNo":"ORDER1"`), idempay.KindDeclined},
 		{"custom decline codes replace the default", idempay.TwoC2P{MerchantID: tc2pMerchant, IsDecline: func(c string) bool { return c == "0003" }},
 			200, tc2pSigned("4005", ""), idempay.KindUnknown},
 	} {
@@ -207,7 +210,7 @@ func TestTwoC2PFindCharge(t *testing.T) {
 	assert.Equal(t, &idempay.Charge{IntentID: "ORDER1", Key: "key-1", ID: "T42", Status: "0000", State: idempay.StateSucceeded,
 		Amount: 123456, Currency: "THB"}, v.Charge)
 
-	srv = tc2pInquiryStub(t, inv, 200, tc2pSigned("0001", `"amount":"1,234.56","currencyCode":"THB"`))
+	srv = tc2pInquiryStub(t, inv, 200, tc2pSigned("0001", `"invoiceNo":"ORDER1","amount":"1,234.56","currencyCode":"THB"`))
 	v, err = tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), rec)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindPending, v.Kind, "an unreadable amount does not change the outcome")

@@ -85,6 +85,12 @@ func (a TwoC2P) inquiryVerdict(r *TwoC2PResponse, invoiceNo string, rec Record) 
 	if !r.Signed {
 		return unknown("(unsigned)")
 	}
+	if r.InvoiceNo == "" {
+		// Payment Inquiry names the transaction's invoice. A signed answer
+		// that names none is not one: a Payment Token answer also says 0000,
+		// meaning only that a token was issued.
+		return unknown("(answer names no invoice)")
+	}
 	if r.IdempotencyID != "" && r.IdempotencyID != rec.Key {
 		// The invoice was opened under another key: by another intent whose
 		// ID maps to the same invoiceNo, or after the record was lost. Either
