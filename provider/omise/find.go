@@ -48,7 +48,9 @@ func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Tar
 		if err != nil {
 			return idempay.Verdict{Kind: idempay.KindUnknown}, err
 		}
-		if tag, tagged := c.Metadata[IntentMetadataKey]; tagged && tag != rec.IntentID {
+		// Every charge the adapter makes carries the tag: one without it
+		// was not made for this intent, whatever the record says.
+		if tag := c.Metadata[IntentMetadataKey]; tag != rec.IntentID {
 			return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q, not %q", ErrForeignCharge, c.ID, tag, rec.IntentID)
 		}
 		return found(c, rec), nil

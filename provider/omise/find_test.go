@@ -121,6 +121,10 @@ func TestIntentOfCharge(t *testing.T) {
 	resp.Body.Close()
 	_, err = omise.Provider{}.IntentOfCharge(ctx, nil, f.target, other.ID)
 	assert.ErrorIs(t, err, omise.ErrNotIdempay)
+	// Nor does it settle an intent whose record names it.
+	v, err := omise.Provider{}.FindCharge(ctx, nil, f.target, idempay.Record{IntentID: "order-9", ProviderRef: other.ID})
+	assert.ErrorIs(t, err, omise.ErrForeignCharge)
+	assert.Equal(t, idempay.KindUnknown, v.Kind)
 	bad := f.target
 	bad.Credentials = "skey_wrong"
 	_, err = omise.Provider{}.IntentOfCharge(ctx, nil, bad, ch.ID)

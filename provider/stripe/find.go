@@ -54,7 +54,9 @@ func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Targe
 	if !ok {
 		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("stripe: PaymentIntent %s: unreadable answer %s", rec.ProviderRef, snippet(body))
 	}
-	if tag, tagged := pi.Metadata[IntentMetadataKey]; tagged && tag != rec.IntentID {
+	// Every PaymentIntent the adapter creates carries the tag: one without
+	// it was not made for this intent, whatever the record says.
+	if tag := pi.Metadata[IntentMetadataKey]; tag != rec.IntentID {
 		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q, not %q", ErrForeignIntent, pi.ID, tag, rec.IntentID)
 	}
 	return found(pi, rec, v.RequestID), nil

@@ -2,6 +2,7 @@ package stripe_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -94,4 +95,25 @@ func TestFindChargeAmbiguous(t *testing.T) {
 	}
 	_, err := stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, tg, idempay.Record{IntentID: "dup"})
 	assert.ErrorIs(t, err, stripe.ErrAmbiguous)
+}
+
+// A PaymentIntent without the tag was not made by idempay for the intent:
+// a reference to it settles nothing.
+func TestFindChargeRefusesUntaggedReference(t *testing.T) {
+	tg := fakeTarget(t, fakestripe.New(fakestripe.Config{APIKey: secret}))
+	form := url.Values{"amount": {"100"}, "currency": {"usd"}, "payment_method": {"pm_card_visa"}, "confirm": {"true"},
+		"automatic_payment_methods[enabled]": {"true"}, "automatic_payment_methods[allow_redirects]": {"never"}}
+	r, _ := http.NewRequest(http.MethodPost, tg.BaseURL.String()+"/v1/payment_intents", stringsReader(form.Encode()))
+	r.Header.Set("Authorization", "Bearer "+secret)
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(r)
+	require.NoError(t, err)
+	var pi struct{ ID, Status string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&pi))
+	resp.Body.Close()
+	require.Equal(t, "succeeded", pi.Status)
+	v, err := stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, tg,
+		idempay.Record{IntentID: "mine", ProviderRef: pi.ID})
+	assert.ErrorIs(t, err, stripe.ErrForeignIntent)
+	assert.Equal(t, idempay.KindUnknown, v.Kind)
 }
