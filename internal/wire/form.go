@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -45,4 +46,17 @@ func Printable(s string) bool {
 		}
 	}
 	return true
+}
+
+// Snippet quotes the start of an answer body that could not be read (a
+// proxy's page, say), for an error message: at most 200 bytes, then "...".
+func Snippet(b []byte) string {
+	const n = 200
+	switch {
+	case len(b) == 0:
+		return ""
+	case len(b) > n:
+		return strconv.Quote(string(b[:n])) + "..."
+	}
+	return strconv.Quote(string(b))
 }

@@ -40,3 +40,16 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+func TestSnippet(t *testing.T) {
+	long := make([]byte, 300)
+	for i := range long {
+		long[i] = 'a'
+	}
+	for in, want := range map[string]string{"": "", "<html>": `"<html>"`, "a\nb": `"a\nb"`,
+		string(long): `"` + string(long[:200]) + `"...`} {
+		if got := Snippet([]byte(in)); got != want {
+			t.Errorf("Snippet(%.20q) = %.30q, want %.30q", in, got, want)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 // Errors of FindCharge and IntentOfCharge. Each leaves an intent's
@@ -174,7 +175,7 @@ func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Targe
 	}
 	c, ok := parseCharge(raw)
 	if !ok {
-		return charge{}, fmt.Errorf("omise: charge %s: unreadable answer %s", id, snippet(raw))
+		return charge{}, fmt.Errorf("omise: charge %s: unreadable answer %s", id, wire.Snippet(raw))
 	}
 	return c, nil
 }
@@ -205,7 +206,7 @@ func (p Provider) get(ctx context.Context, hc *http.Client, t idempay.Target, u 
 			Code: e.Code, Message: e.Message, RequestID: requestID(resp.Header)})
 	}
 	if err := json.Unmarshal(body, out); err != nil {
-		return fmt.Errorf("omise: lookup %s: unreadable answer %s", u.Path, snippet(body))
+		return fmt.Errorf("omise: lookup %s: unreadable answer %s", u.Path, wire.Snippet(body))
 	}
 	return nil
 }

@@ -3,9 +3,9 @@ package omise
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 // omiseError is Omise's error body.
@@ -68,7 +68,7 @@ func (p Provider) ReadCharge(resp *http.Response, body []byte) idempay.Verdict {
 // that is not one (a proxy's page), whose start becomes the message.
 func readError(body []byte) (e omiseError, isOmise bool) {
 	if json.Unmarshal(body, &e) != nil || e.Object != "error" || e.Code == "" {
-		return omiseError{Message: snippet(body)}, false
+		return omiseError{Message: wire.Snippet(body)}, false
 	}
 	return e, true
 }
@@ -80,15 +80,4 @@ func requestID(h http.Header) string {
 		return id
 	}
 	return h.Get("X-Request-Id")
-}
-
-func snippet(b []byte) string {
-	const n = 200
-	switch {
-	case len(b) == 0:
-		return ""
-	case len(b) > n:
-		return strconv.Quote(string(b[:n])) + "..."
-	}
-	return strconv.Quote(string(b))
 }

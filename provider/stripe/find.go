@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 // Errors of FindCharge. Each leaves the intent's outcome unknown.
@@ -52,7 +53,7 @@ func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Targe
 	}
 	pi, ok := parseIntent(body)
 	if !ok {
-		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("stripe: PaymentIntent %s: unreadable answer %s", rec.ProviderRef, snippet(body))
+		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("stripe: PaymentIntent %s: unreadable answer %s", rec.ProviderRef, wire.Snippet(body))
 	}
 	// Every PaymentIntent the adapter creates carries the tag: one without
 	// it was not made for this intent, whatever the record says.
@@ -88,7 +89,7 @@ func (p Provider) search(ctx context.Context, hc *http.Client, t idempay.Target,
 		Data []json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(body, &page); err != nil {
-		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("stripe: search: unreadable answer %s", snippet(body))
+		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("stripe: search: unreadable answer %s", wire.Snippet(body))
 	}
 	var tagged []paymentIntent
 	for _, raw := range page.Data {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 // ReadCharge interprets Stripe's answer to a charge attempt; see README.md
@@ -55,7 +56,7 @@ func readError(body []byte) *stripeError {
 		Error *stripeError `json:"error"`
 	}
 	if json.Unmarshal(body, &b) != nil || b.Error == nil {
-		return &stripeError{Message: snippet(body)}
+		return &stripeError{Message: wire.Snippet(body)}
 	}
 	return b.Error
 }
@@ -73,15 +74,4 @@ func errorKind(status int, k idempay.Kind, e *stripeError) idempay.Kind {
 		return idempay.KindKeyConflict
 	}
 	return k
-}
-
-func snippet(b []byte) string {
-	const n = 200
-	if len(b) == 0 {
-		return ""
-	}
-	if len(b) > n {
-		return strconv.Quote(string(b[:n])) + "..."
-	}
-	return strconv.Quote(string(b))
 }
