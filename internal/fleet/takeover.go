@@ -26,9 +26,12 @@ import (
 // server. After the leases, the heir charges each intent again and must
 // settle it with the holder's key: a replay for the intents the server
 // charged, a first charge for the others, and never a second charge.
+// The heir is started before the holder and waits for the parent, so
+// that the start of a process (the slowest step on a loaded machine) is
+// not taken from the leases the refusals are tested under.
 //
 // For a store only one process may open at a time (Store.Exclusive), the
-// processes run one after the other, which is what a restart on one
+// heir opens it only after the kill, which is what a restart on one
 // machine is; the store is then checked once the heir has exited.
 func Takeover(t *testing.T, s Store) {
 	switch childRole() {
@@ -93,6 +96,10 @@ func Takeover(t *testing.T, s Store) {
 	}
 	defer letGo() // runs before stop, so that stop does not wait on held handlers
 
+	// The heir first: it starts up and waits, before the holder takes
+	// any lease.
+	hr := spawn(t, roleHeir, args{URL: url, Loc: loc, Proc: 1, Prefix: prefix, Intents: n, Workers: 8, Lease: lease})
+	hr.await(t, 0, time.Minute)
 	begin := time.Now()
 	h := spawn(t, roleHolder, args{URL: url, Loc: loc, Proc: 0, Prefix: prefix, Intents: n, Workers: n, Lease: lease})
 	keyOf := map[string]string{}
@@ -150,7 +157,7 @@ func Takeover(t *testing.T, s Store) {
 	before := srv.Stats().Requests
 
 	heirBegin := time.Now()
-	hr := spawn(t, roleHeir, args{URL: url, Loc: loc, Proc: 1, Prefix: prefix, Intents: n, Workers: 8, Lease: lease})
+	hr.proceed(t)
 	hr.await(t, 1, time.Minute)
 	refusedIn := time.Since(heirBegin)
 	phase1Requests := srv.Stats().Requests - before
@@ -226,7 +233,7 @@ func Takeover(t *testing.T, s Store) {
 	t.Logf("takeover %s: %d intents held by a process killed after %v (lease %v): %d dropped before the server acted, "+
 		"%d crashed mid-request, %d charged with the answer lost", s.Name, n, killed.Round(time.Millisecond), lease,
 		want[refserver.Pre], want[refserver.Mid], want[refserver.NoFault])
-	t.Logf("heir: while the leases lasted, %d of %d refused with ErrInProgress within %v of its start (least lease left %v), "+
+	t.Logf("heir: while the leases lasted, %d of %d refused with ErrInProgress within %v of the go (least lease left %v), "+
 		"%d requests sent; after the leases %d requests settled them: %d replays of the dead process's charges, "+
 		"%d first charges, %d server claims reclaimed", refused, n, refusedIn.Round(time.Millisecond),
 		minLeft.Round(time.Millisecond), phase1Requests, st.Requests-before-phase1Requests, replays, fresh, st.Reclaims)
@@ -248,10 +255,20 @@ func holder(t *testing.T, s Store) {
 	emitPhase(1)
 }
 
-// heir is the process that takes the killed holder's intents over.
+// heir is the process that takes the killed holder's intents over. It is
+// started before the holder and waits for the parent's go after the kill;
+// a store that one process at a time may open is opened only then.
 func heir(t *testing.T, s Store) {
 	a := childArgs(t)
-	store := s.Open(t, a.Loc)
+	var store idempay.KeyStore
+	if !s.Exclusive {
+		store = s.Open(t, a.Loc)
+	}
+	emitPhase(0)
+	waitForParent(t) // the holder is dead
+	if store == nil {
+		store = s.Open(t, a.Loc)
+	}
 	c := newClient(t, a.URL, store, a.Lease)
 	ns := c.Namespace()
 	ctx := context.Background()
