@@ -8,6 +8,12 @@
 //	TWOC2P_MERCHANT_ID=JT01 TWOC2P_SECRET_KEY=... go run ./examples/providers
 //
 // Use test-mode keys: a live key charges real money.
+//
+// Each run charges a new intent, named after the time. To resume one whose
+// outcome was unknown, run again with its name, so that the same key is
+// sent (a new intent is a new payment):
+//
+//	IDEMPAY_EXAMPLE_INTENT=example-20260101T000000 STRIPE_SECRET_KEY=sk_test_... go run ./examples/providers
 package main
 
 import (
@@ -31,7 +37,10 @@ type target struct {
 }
 
 func main() {
-	intent := "example-" + time.Now().UTC().Format("20060102T150405")
+	intent := os.Getenv("IDEMPAY_EXAMPLE_INTENT")
+	if intent == "" {
+		intent = "example-" + time.Now().UTC().Format("20060102T150405")
+	}
 	var targets []target
 	if k := os.Getenv("STRIPE_SECRET_KEY"); k != "" {
 		targets = append(targets, target{"stripe", "https://api.stripe.com", k, stripe.Provider{},
@@ -71,7 +80,7 @@ func charge(t target, store idempay.KeyStore) error {
 	for i := range 2 { // the second call answers from the store, with no request
 		ch, err := client.Charge(context.Background(), t.req)
 		if errors.Is(err, idempay.ErrOutcomeUnknown) {
-			return fmt.Errorf("outcome unknown; run again to resume with the same key: %w", err)
+			return fmt.Errorf("outcome unknown; resume with the same key: IDEMPAY_EXAMPLE_INTENT=%s: %w", t.req.IntentID, err)
 		}
 		if err != nil {
 			return err
