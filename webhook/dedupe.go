@@ -156,9 +156,10 @@ func (d *Deduper) Do(ctx context.Context, eventID string, body []byte, fn func(c
 		return 0, fmt.Errorf("webhook: reserve event %s: %w", eventID, err)
 	}
 	rec := res.Record
-	if rec.State.Closed() && !res.Claimed {
-		// Handled before: whatever this delivery's body, the event is done
-		// and the provider should stop sending it.
+	if rec.State.Closed() {
+		// Handled before (Reserve never claims a closed record): whatever
+		// this delivery's body, the event is done and the provider should
+		// stop sending it.
 		return Duplicate, nil
 	}
 	if rec.Fingerprint != fp {
@@ -169,9 +170,6 @@ func (d *Deduper) Do(ctx context.Context, eventID string, body []byte, fn func(c
 			}
 		}
 		return 0, err
-	}
-	if rec.State.Closed() {
-		return Duplicate, nil
 	}
 	if !res.Claimed {
 		return 0, fmt.Errorf("%w: event %s is leased until %s", ErrInProgress, eventID, rec.LeaseUntil.UTC().Format(time.RFC3339))
