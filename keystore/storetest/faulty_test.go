@@ -57,6 +57,10 @@ var defects = map[string][]string{
 	"expire-miscounts":      {"Expire/deletes_closed_records_created_before_the_cutoff"},
 	"expire-by-updated":     {"Expire/deletes_closed_records_created_before_the_cutoff"},
 	"ignores-context":       {"Context/Reserve_with_a_cancelled_context_fails"},
+	"created-unclaimed":     {"Reserve/absent_intent_is_created_and_claimed_as_given"},
+	"pending-is-final":      {"Resolve/open_to_pending_to_succeeded", "Resolve/open_or_pending_to_failed"},
+	"resolve-no-context":    {"Context/every_operation_honours_a_cancelled_context"},
+	"distinct-collide":      {"Concurrency/racing_Reserves_of_distinct_intents_all_create"},
 }
 
 func newFaultyStore(defect string) *faultyStore {
@@ -76,6 +80,9 @@ func (s *faultyStore) key(ns, id string) string {
 		return ns + ":" + id
 	case s.has("no-namespace"):
 		return id
+	case s.has("distinct-collide") && len(id) > 8:
+		// An intent ID column too short for the IDs it is given.
+		id = id[:8]
 	}
 	return fmt.Sprintf("%d:%s%s", len(ns), ns, id)
 }
@@ -117,7 +124,7 @@ func (s *faultyStore) Reserve(ctx context.Context, r idempay.Record) (idempay.Re
 	}
 	if !ok || s.has("reserve-overwrites") {
 		s.recs[k] = s.copyIn(r)
-		return idempay.Reservation{Record: s.copyOut(s.recs[k]), Created: true, Claimed: true}, nil
+		return idempay.Reservation{Record: s.copyOut(s.recs[k]), Created: true, Claimed: !s.has("created-unclaimed")}, nil
 	}
 	free := cur.LeaseOwner == "" || !r.UpdatedAt.Before(cur.LeaseUntil) || cur.LeaseOwner == r.LeaseOwner
 	if s.has("lease-end-exclusive") {
@@ -138,7 +145,7 @@ func (s *faultyStore) Reserve(ctx context.Context, r idempay.Record) (idempay.Re
 }
 
 func (s *faultyStore) Resolve(ctx context.Context, res idempay.Resolution) error {
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil && !s.has("resolve-no-context") {
 		return err
 	}
 	k := s.key(res.Namespace, res.IntentID)
@@ -160,7 +167,10 @@ func (s *faultyStore) Resolve(ctx context.Context, res idempay.Resolution) error
 		time.Sleep(time.Millisecond)
 		s.mu.Lock()
 	}
-	if res.State != idempay.StateOpen || s.has("open-reopens-pending") {
+	switch {
+	case s.has("pending-is-final") && cur.State == idempay.StatePending:
+		// The pending record keeps its state: it can never be settled.
+	case res.State != idempay.StateOpen || s.has("open-reopens-pending"):
 		cur.State = res.State
 	}
 	if res.ProviderRef != "" {
