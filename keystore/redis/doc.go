@@ -15,8 +15,16 @@
 // under a new key. A server with persistence off (save "" and appendonly no,
 // as the Redis on the project's development and CI machines runs) keeps
 // nothing across a restart: use it for tests only. With replicas, a failover
-// to a replica that had not received a write loses it too; Redis offers no
-// synchronous replication that this package could wait for.
+// to a replica that had not received a write loses it too: replication is
+// asynchronous, and this package does not wait for replicas (WAIT, or
+// WAITAOF from Redis 7.2 on) before Reserve returns.
+//
+// Run the server with maxmemory-policy noeviction. Under an allkeys-*
+// policy Redis may evict an open record, whose key may already have been
+// sent; under a volatile-* policy it may evict a settled record before its
+// TTL. Either way the intent's next charge gets a new key and can charge
+// again. With noeviction a full server refuses writes instead, and Reserve
+// fails before anything is sent.
 //
 // # Layout
 //
