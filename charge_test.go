@@ -92,7 +92,9 @@ func TestZeroDecimalAmountsAreMinorUnits(t *testing.T) {
 func TestSecretsNeverAppear(t *testing.T) {
 	const apiKey, token = "sk_live_APIKEY_SECRET", "tokn_CARD_SECRET"
 	store := memstore.New()
-	s := newStub(t, store, status(402, `{"error":{"type":"card_error","code":"card_declined"}}`))
+	// The provider echoes the token and the key it refused, as real ones do.
+	s := newStub(t, store, status(402, `{"error":{"type":"card_error","code":"card_declined",
+		"message":"No such token: tokn_CARD_SECRET (key sk_live_APIKEY_SECRET)","param":"tokn_CARD_SECRET"}}`))
 	var logs bytes.Buffer
 	c := newClient(t, s.server.URL, store, func(cfg *idempay.Config) {
 		cfg.Credentials = apiKey

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -136,6 +137,10 @@ func (f *flight) complete(v *Verdict, resp *http.Response, body []byte) {
 	}
 	if v.Err != nil {
 		e := *v.Err
+		// Providers echo what they refuse ("No such token: tokn_..."): the
+		// message goes into errors, logs and the store, so the secrets go.
+		e.Message = redact(e.Message, f.req.Source, f.c.target.Credentials)
+		e.Param = redact(e.Param, f.req.Source, f.c.target.Credentials)
 		e.Provider = f.c.provider.Name()
 		if e.Status == 0 && resp != nil {
 			e.Status = resp.StatusCode
@@ -195,6 +200,16 @@ func (f *flight) mayHaveCharged(upTo int) bool {
 		}
 	}
 	return false
+}
+
+// redact replaces every non-empty secret in s.
+func redact(s string, secrets ...Secret) string {
+	for _, sec := range secrets {
+		if sec != "" {
+			s = strings.ReplaceAll(s, sec.Reveal(), redacted)
+		}
+	}
+	return s
 }
 
 func jsonish(b []byte) bool {

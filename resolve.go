@@ -33,6 +33,9 @@ func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error
 		c.close(ctx, f.rec, stateOf(v.Kind), &storedOutcome{Charge: &ch, Kind: v.Kind})
 		return &ch, nil
 	case KindDeclined:
+		// Final whatever came before: a provider that de-duplicates stores
+		// the decline for the key, and one that does not (a LookupGuard) is
+		// only ever resent after a lookup proved no charge exists.
 		c.close(ctx, f.rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind})
 		return fail(OutcomeFailed, ErrDeclined)
 	case KindInvalid:

@@ -183,19 +183,23 @@ func TestThreeDSecureThenSettle(t *testing.T) {
 	assert.Equal(t, 1, srv.Stats().Retrievals, "settled by ID, not by search")
 }
 
-func TestThreeDSecureFailureIsDecline(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{})
+// After a failed 3-D Secure the PaymentIntent waits in
+// requires_payment_method: the customer may still pay it with another
+// method, so it is pending, never closed as a decline.
+func TestThreeDSecureFailureStaysPending(t *testing.T) {
+	srv, c, store := setup(t, fakestripe.Config{})
 	req := order("3ds", "pm_card_threeDSecure2Required")
 	req.ReturnURL = "https://shop.example/return"
 	ch, err := c.Charge(context.Background(), req)
 	require.NoError(t, err)
 	require.True(t, srv.Complete(ch.ID, false))
-	_, err = c.Charge(context.Background(), req) // a pending intent is settled by lookup
-	require.ErrorIs(t, err, idempay.ErrDeclined)
-	var apiErr *idempay.APIError
-	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, "payment_intent_authentication_failure", apiErr.Code)
-	assert.Equal(t, 1, srv.Stats().Requests)
+	again, err := c.Charge(context.Background(), req) // a pending intent is settled by lookup
+	require.NoError(t, err)
+	assert.Equal(t, idempay.StatePending, again.State)
+	assert.Equal(t, "requires_payment_method", again.Status)
+	rec, _ := store.Load(context.Background(), c.Namespace(), "3ds")
+	assert.Equal(t, idempay.StatePending, rec.State, "not closed: it can still move money")
+	assert.Equal(t, 1, srv.Stats().Requests, "never resent")
 }
 
 func TestManualCaptureIsAuthorisedSuccess(t *testing.T) {

@@ -24,8 +24,9 @@
 // (the 3-D Secure URL is in Charge.AuthorizeURL); requires_capture is a
 // success of the authorisation, since the money idempay guards (one
 // authorisation per intent) has moved and capturing is a separate call;
-// a 402 card_error, a requires_payment_method intent carrying a
-// last_payment_error and a canceled intent are definite declines; a
+// a 402 card_error and a canceled intent are definite declines, while a
+// requires_payment_method intent is pending even with a
+// last_payment_error, since it can still be confirmed again; a
 // replayed 500 is Stripe's stored failure and leaves the outcome unknown.
 // Stripe-Should-Retry is passed on as Verdict.Retry.
 //

@@ -67,14 +67,11 @@ func (pi paymentIntent) verdict(v idempay.Verdict) idempay.Verdict {
 			ch.AuthorizeURL = pi.NextAction.RedirectToURL.URL
 		}
 	case "requires_payment_method":
-		if pi.LastPaymentError != nil {
-			// Confirmed and refused: the payment method failed (a decline,
-			// or 3-D Secure failed). The intent waits for another method,
-			// which idempay never supplies implicitly.
-			v.Kind, v.Err = idempay.KindDeclined, pi.LastPaymentError.apiError()
-			return v
-		}
-		// Created unconfirmed, for the customer to confirm client-side.
+		// Unconfirmed, or confirmed and refused (last_payment_error). Either
+		// way the intent can still be confirmed again, by the customer with
+		// its client secret, and then move money: it is not final. A
+		// server-side confirm that is declined answers 402 instead, which
+		// is final for its key.
 		v.Kind, ch.State = idempay.KindPending, idempay.StatePending
 	case "canceled":
 		// A canceled intent can never be confirmed again and moved no

@@ -106,7 +106,7 @@ func TestStatusMapping(t *testing.T) {
 		{"requires_confirmation", ``, idempay.KindPending, idempay.StatePending},
 		{"requires_payment_method", ``, idempay.KindPending, idempay.StatePending},
 		{"requires_payment_method", `,"last_payment_error":{"type":"card_error","code":"card_declined","decline_code":"do_not_honor"}`,
-			idempay.KindDeclined, ""},
+			idempay.KindPending, idempay.StatePending}, // can be confirmed again: not final
 		{"canceled", `,"cancellation_reason":"abandoned"`, idempay.KindDeclined, ""},
 		{"some_future_status", ``, idempay.KindUnknown, ""},
 	}
