@@ -152,7 +152,6 @@ func runOwnAPIChaos(t testing.TB, n int) chaos.Report {
 		},
 	})
 	require.GreaterOrEqual(t, rep.Unknown, (n+99)/100, "the scripted intents ended unknown on the first pass")
-	require.Equal(t, rep.Unknown, rep.Settled, "and every unknown was settled by the second")
 	require.NoError(t, view.srv.Ledger().Check())
 	st := view.srv.Stats()
 	require.Equal(t, n, view.srv.Ledger().Len(), "exactly one charge per intent")

@@ -213,7 +213,8 @@ func fakeFingerprint(r idempay.ChargeRequest) string {
 		Meta, Extra                                      map[string]string
 	}{r.IntentID, strings.ToUpper(r.Currency), r.Source.Reveal(), r.Customer, r.Description, r.ReturnURL,
 		r.Amount, r.Metadata, r.Extra}) // cannot fail: strings, an int and string maps
-	return string(b)
+	sum := sha256.Sum256(b) // hashed, as the Client does: the source is a secret
+	return hex.EncodeToString(sum[:])
 }
 
 func copyCharge(ch *idempay.Charge) *idempay.Charge {

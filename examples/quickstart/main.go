@@ -77,7 +77,7 @@ func run() error {
 		for try := 1; ; try++ {
 			ch, err := client.Charge(ctx, req)
 			printRow(w, req.IntentID, ch, err, try)
-			if !errors.Is(err, idempay.ErrOutcomeUnknown) || try == 5 {
+			if !errors.Is(err, idempay.ErrOutcomeUnknown) || try == 20 {
 				break
 			}
 		}

@@ -55,6 +55,7 @@ type Report struct {
 	ReplayedSeen int   // results marked replayed by the server
 }
 
+// String is the report on one line, for t.Logf.
 func (r Report) String() string {
 	return fmt.Sprintf("intents=%d attempts=%d succeeded=%d unknown=%d settled_on_second_pass=%d replayed=%d",
 		r.Intents, r.Attempts, r.Succeeded, r.Unknown, r.Settled, r.ReplayedSeen)

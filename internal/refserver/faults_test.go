@@ -287,7 +287,9 @@ func TestTransportRetriesDropsOnReusedConnections(t *testing.T) {
 // does not, and it answers 409.
 func TestLeaseExpiresDuringProcessing(t *testing.T) {
 	clock := NewManualClock(time.Now())
-	s, ts := newTest(t, Config{Lease: time.Second, Now: clock.Now, Latency: 300 * time.Millisecond})
+	// The taker must claim within the slow request's latency: a whole
+	// second leaves room for a loaded -race run.
+	s, ts := newTest(t, Config{Lease: time.Second, Now: clock.Now, Latency: time.Second})
 	slow := make(chan result, 1)
 	go func() { slow <- post(t, freshClient(), ts.URL, "k1", body("ord_1", 1500, "tok_visa")) }()
 	waitInFlight(t, s, "", "k1")
