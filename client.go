@@ -283,6 +283,7 @@ type ConfigError struct {
 	Reason string
 }
 
+// Error names the field and why it was refused.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("idempay: config %s %s", e.Field, e.Reason)
 }

@@ -22,6 +22,7 @@ const (
 	OutcomeFailed
 )
 
+// String is "succeeded", "failed" or "unknown".
 func (o Outcome) String() string {
 	switch o {
 	case OutcomeSucceeded:
@@ -107,6 +108,7 @@ type ChargeError struct {
 	Err      error // the cause: a sentinel above, an *APIError, or a transport error
 }
 
+// Error names the intent, the outcome, the attempts and the cause.
 func (e *ChargeError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "idempay: charge %q: outcome %s", e.IntentID, e.Outcome)
@@ -143,6 +145,7 @@ type APIError struct {
 	kind error // the sentinel this refusal stands for
 }
 
+// Error gives the provider, status, codes, message and request ID.
 func (e *APIError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: HTTP %d", e.Provider, e.Status)
@@ -174,6 +177,7 @@ type ValidationError struct {
 	Reason string // why, in words
 }
 
+// Error names the field and the reason.
 func (e *ValidationError) Error() string {
 	return fmt.Sprintf("idempay: invalid %s: %s", e.Field, e.Reason)
 }

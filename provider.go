@@ -99,6 +99,7 @@ const (
 var kindNames = [...]string{"unknown", "succeeded", "pending", "declined", "invalid", "config",
 	"key_conflict", "in_flight", "rate_limited", "server_error", "not_sent", "lost", "not_found"}
 
+// String is the kind in snake case, as logged.
 func (k Kind) String() string {
 	if k >= 0 && int(k) < len(kindNames) {
 		return kindNames[k]
