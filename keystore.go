@@ -35,9 +35,14 @@ type KeyStore interface {
 	Reserve(ctx context.Context, r Record) (Reservation, error)
 
 	// Resolve records what is known about an open or pending intent and
-	// releases its lease. It changes nothing and returns ErrKeyMismatch when
-	// the stored key is not res.Key, ErrAlreadyResolved when the record is
-	// already succeeded or failed, and ErrNotFound when there is no record.
+	// releases its lease. It changes nothing and returns, checking in this
+	// order: ErrNotFound when there is no record, ErrKeyMismatch when the
+	// stored key is not res.Key, ErrAlreadyResolved when the record is
+	// already succeeded or failed, and ErrLeaseLost when res.LeaseOwner is
+	// set and is not the record's current LeaseOwner. The owner is checked
+	// in the same atomic step as the write, so a late release by an
+	// instance whose lease was taken over never frees the new holder's
+	// lease.
 	Resolve(ctx context.Context, res Resolution) error
 
 	// Load returns the record of an intent, or ErrNotFound.
@@ -118,6 +123,14 @@ type Resolution struct {
 	ProviderRef string    // kept unless empty
 	Result      []byte    // kept unless nil
 	At          time.Time // becomes UpdatedAt
+	// LeaseOwner, when set, makes Resolve conditional on the lease: if the
+	// record's current LeaseOwner is not LeaseOwner (another instance
+	// claimed it after the lease ran out, or it was released), Resolve
+	// changes nothing and returns ErrLeaseLost. Set it to release a lease
+	// (State StateOpen), so that a slow instance cannot free the lease of
+	// the instance that took over. Empty skips the check: a known outcome
+	// is a fact whoever holds the lease, and is recorded as one.
+	LeaseOwner string
 }
 
 // Errors returned by KeyStore implementations.
@@ -128,4 +141,9 @@ var (
 	ErrKeyMismatch = errors.New("idempay: stored key differs")
 	// ErrAlreadyResolved: Resolve was called on a succeeded or failed record.
 	ErrAlreadyResolved = errors.New("idempay: intent already resolved")
+	// ErrLeaseLost: Resolve named a LeaseOwner that no longer holds the
+	// record's lease (it ran out and another instance claimed it, or it was
+	// released). Nothing was changed. After a release this is expected and
+	// harmless: the lease was no longer the caller's to give back.
+	ErrLeaseLost = errors.New("idempay: lease no longer held by this owner")
 )

@@ -29,8 +29,9 @@ var sentinels = map[string]error{
 	"ErrNoLookup":      idempay.ErrNoLookup,
 	"ErrInvalidConfig": idempay.ErrInvalidConfig, "ErrNotFound": idempay.ErrNotFound,
 	"ErrKeyMismatch": idempay.ErrKeyMismatch, "ErrAlreadyResolved": idempay.ErrAlreadyResolved,
-	"ErrTwoC2PNoSecret": idempay.ErrTwoC2PNoSecret, "ErrTwoC2PSignature": idempay.ErrTwoC2PSignature,
-	"ErrTwoC2PUnsigned": idempay.ErrTwoC2PUnsigned, "ErrTwoC2PMalformed": idempay.ErrTwoC2PMalformed,
+	"ErrLeaseLost": idempay.ErrLeaseLost, "ErrTwoC2PNoSecret": idempay.ErrTwoC2PNoSecret,
+	"ErrTwoC2PSignature": idempay.ErrTwoC2PSignature,
+	"ErrTwoC2PUnsigned":  idempay.ErrTwoC2PUnsigned, "ErrTwoC2PMalformed": idempay.ErrTwoC2PMalformed,
 }
 
 // Each FakeCharger answer must look, to a caller's error handling, exactly
