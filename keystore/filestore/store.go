@@ -132,9 +132,11 @@ func index(tx *bolt.Tx, r idempay.Record) error {
 }
 
 // Resolve applies res to the stored record and releases its lease. It
-// returns an error matching idempay.ErrNotFound, idempay.ErrKeyMismatch or
-// idempay.ErrAlreadyResolved as the KeyStore contract says, and changes
-// nothing in those cases. With res.State StateOpen the state is kept (an
+// returns an error matching idempay.ErrNotFound, idempay.ErrKeyMismatch,
+// idempay.ErrAlreadyResolved or (when res.LeaseOwner is set and does not
+// hold the lease) idempay.ErrLeaseLost as the KeyStore contract says, and
+// changes nothing in those cases. The checks and the write happen in one
+// write transaction. With res.State StateOpen the state is kept (an
 // open record stays open, a pending one pending).
 //
 // Resolve shares commits with concurrent Reserve and Resolve calls. It is
@@ -171,6 +173,9 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 			return nil
 		case cur.State.Closed():
 			refused = idempay.ErrAlreadyResolved
+			return nil
+		case res.LeaseOwner != "" && cur.LeaseOwner != res.LeaseOwner:
+			refused = idempay.ErrLeaseLost
 			return nil
 		}
 		next := cur

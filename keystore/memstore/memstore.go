@@ -84,9 +84,10 @@ func claimable(cur, r idempay.Record) bool {
 }
 
 // Resolve applies res to the stored record and releases its lease. It
-// returns an error matching idempay.ErrNotFound, idempay.ErrKeyMismatch or
-// idempay.ErrAlreadyResolved as the KeyStore contract says, and changes
-// nothing in those cases. With res.State StateOpen the state is kept (an
+// returns an error matching idempay.ErrNotFound, idempay.ErrKeyMismatch,
+// idempay.ErrAlreadyResolved or (when res.LeaseOwner is set and does not
+// hold the lease) idempay.ErrLeaseLost as the KeyStore contract says, and
+// changes nothing in those cases. With res.State StateOpen the state is kept (an
 // open record stays open, a pending one pending).
 func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	if err := ctx.Err(); err != nil {
@@ -105,6 +106,8 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 		return fmt.Errorf("memstore: resolve %q/%q: %w", res.Namespace, res.IntentID, idempay.ErrKeyMismatch)
 	case cur.State.Closed():
 		return fmt.Errorf("memstore: resolve %q/%q (%s): %w", res.Namespace, res.IntentID, cur.State, idempay.ErrAlreadyResolved)
+	case res.LeaseOwner != "" && cur.LeaseOwner != res.LeaseOwner:
+		return fmt.Errorf("memstore: resolve %q/%q: %w", res.Namespace, res.IntentID, idempay.ErrLeaseLost)
 	}
 	if res.State != idempay.StateOpen {
 		cur.State = res.State

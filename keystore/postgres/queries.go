@@ -17,7 +17,8 @@ const resolveSQL = `UPDATE {t} SET
 	provider_ref = CASE WHEN $6 = '' THEN provider_ref ELSE $6 END,
 	result = CASE WHEN $7::boolean THEN $8 ELSE result END
 WHERE namespace = $1 AND intent_id = $2 AND key = $3
-	AND state IN ('open', 'pending')`
+	AND state IN ('open', 'pending')
+	AND ($9::text = '' OR lease_owner = $9::text)`
 
 // relaxedResolveSQL is resolveSQL committed without waiting for the WAL
 // flush. The KeyStore contract lets Resolve be lost in a crash (the intent
@@ -81,14 +82,15 @@ UNION ALL
 SELECT {cols}, false FROM cur WHERE NOT EXISTS (SELECT 1 FROM claimed)`),
 
 		// Resolve: one conditional update. A row is changed only if it
-		// exists, carries the caller's key and is unsettled, so there is
-		// no window between checking and writing. StateOpen keeps the
+		// exists, carries the caller's key, is unsettled and, when the
+		// caller names a lease owner ($9), is leased to that owner, so
+		// there is no window between checking and writing. StateOpen keeps the
 		// stored state (a pending record stays pending) and only releases
 		// the lease.
 		resolve: r.Replace(resolve),
 
 		// Resolve's failure path only: why did the update match nothing?
-		lookup: r.Replace(`SELECT key, state FROM {t} WHERE namespace = $1 AND intent_id = $2`),
+		lookup: r.Replace(`SELECT key, state, lease_owner FROM {t} WHERE namespace = $1 AND intent_id = $2`),
 
 		load: r.Replace(`SELECT {cols} FROM {t} WHERE namespace = $1 AND intent_id = $2`),
 

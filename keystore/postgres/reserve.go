@@ -49,15 +49,16 @@ func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservat
 		r.Namespace, r.IntentID, reserveAttempts)
 }
 
-// Resolve implements idempay.KeyStore with one conditional UPDATE; only when
-// it matches nothing does a second statement find out why.
+// Resolve implements idempay.KeyStore with one conditional UPDATE, which
+// also checks res.LeaseOwner when it is set; only when it matches nothing
+// does a second statement find out why.
 func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	if !res.State.Valid() {
 		return fmt.Errorf("postgres: resolve: invalid state %q", res.State)
 	}
 	tag, err := s.pool.Exec(ctx, s.q.resolve,
 		res.Namespace, res.IntentID, res.Key, string(res.State), res.At,
-		res.ProviderRef, res.Result != nil, res.Result)
+		res.ProviderRef, res.Result != nil, res.Result, res.LeaseOwner)
 	if err != nil {
 		return fmt.Errorf("postgres: resolve: %w", err)
 	}
@@ -68,8 +69,9 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	var (
 		key   string
 		state string
+		owner string
 	)
-	err = s.pool.QueryRow(ctx, s.q.lookup, res.Namespace, res.IntentID).Scan(&key, &state)
+	err = s.pool.QueryRow(ctx, s.q.lookup, res.Namespace, res.IntentID).Scan(&key, &state, &owner)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return idempay.ErrNotFound
@@ -79,11 +81,15 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 		return idempay.ErrKeyMismatch
 	case idempay.State(state).Closed():
 		return idempay.ErrAlreadyResolved
+	case res.LeaseOwner != "" && owner != res.LeaseOwner:
+		return idempay.ErrLeaseLost
 	default:
 		// The row matches now but did not when the update ran: a
 		// concurrent Reserve inserted it in between. At the instant of the
 		// update there was no record, and keys are never reused, so that
-		// is the answer.
+		// is the answer. (A row with another owner's lease at the update
+		// that is ours by now would need a claim by this very owner in
+		// between; it is answered the same way.)
 		return idempay.ErrNotFound
 	}
 }

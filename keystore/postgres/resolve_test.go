@@ -44,7 +44,7 @@ func TestResolveCommitsWithoutFlush(t *testing.T) {
 			// The store's own statement, made to report the setting it
 			// committed under.
 			err = conn.QueryRow(ctx, s.q.resolve+` RETURNING current_setting('synchronous_commit')`,
-				"ns", "order-1", r.Key, string(idempay.StateSucceeded), at, "", false, nil).Scan(&inside)
+				"ns", "order-1", r.Key, string(idempay.StateSucceeded), at, "", false, nil, "").Scan(&inside)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -47,17 +47,19 @@ end
 return {0, claimed, redis.call('HGETALL', KEYS[1])}
 `)
 
-// resolveScript compares the key and completes the record.
+// resolveScript compares the key (and the lease owner, if one is given)
+// and completes the record.
 //
 // KEYS: record, open index, closed index.
 // ARGV: 1 intent ID, 2 key, 3 state, 4 provider ref (kept if empty),
 // 5 "1" if a result is given, 6 result, 7 at, 8 TTL in ms for a settled
 // record (0: none), 9 closed-index score below which entries are trimmed
-// when a TTL is set.
+// when a TTL is set, 10 lease owner that must hold the lease ('': no
+// check).
 //
-// Reply: "ok", "notfound", "mismatch" or "resolved".
+// Reply: "ok", "notfound", "mismatch", "resolved" or "leaselost".
 var resolveScript = goredis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'k', 'st', 'ca')
+local cur = redis.call('HMGET', KEYS[1], 'k', 'st', 'ca', 'lo')
 if not cur[1] then
 	return 'notfound'
 end
@@ -66,6 +68,9 @@ if cur[1] ~= ARGV[2] then
 end
 if cur[2] == 'succeeded' or cur[2] == 'failed' then
 	return 'resolved'
+end
+if ARGV[10] ~= '' and cur[4] ~= ARGV[10] then
+	return 'leaselost'
 end
 -- State open only releases the lease: a pending record stays pending.
 if ARGV[3] ~= 'open' then

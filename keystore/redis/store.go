@@ -108,7 +108,8 @@ func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservat
 	return idempay.Reservation{Record: rec, Claimed: claimed == 1}, nil
 }
 
-// Resolve implements idempay.KeyStore with one compare-and-complete script.
+// Resolve implements idempay.KeyStore with one compare-and-complete script,
+// which also checks res.LeaseOwner when it is set.
 func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -128,7 +129,7 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	k := s.keysOf(res.Namespace, res.IntentID)
 	answer, err := resolveScript.Run(ctx, s.client, []string{k.record, k.open, k.closed},
 		res.IntentID, res.Key, string(res.State), res.ProviderRef,
-		boolArg(res.Result != nil), res.Result, at, ttl.Milliseconds(), trimBelow,
+		boolArg(res.Result != nil), res.Result, at, ttl.Milliseconds(), trimBelow, res.LeaseOwner,
 	).Text()
 	if err != nil {
 		return fmt.Errorf("redis: resolve: %w", err)
@@ -142,6 +143,8 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 		return idempay.ErrKeyMismatch
 	case "resolved":
 		return idempay.ErrAlreadyResolved
+	case "leaselost":
+		return idempay.ErrLeaseLost
 	}
 	return fmt.Errorf("redis: resolve: unexpected script reply %q", answer)
 }
