@@ -137,5 +137,41 @@ func concurrencyCases() []testCase {
 				t.Errorf("stored ProviderRef = %q; want %q, written by the one Resolve that succeeded", got.ProviderRef, fmt.Sprintf("ch_%02d", winner))
 			}
 		},
+	}, {
+		name: "Concurrency/a release racing a takeover never frees the new holder's lease",
+		rule: fmt.Sprintf("For each of %d intents whose lease by owner-a has run out, owner-a's release (LeaseOwner owner-a) and owner-b's claim race; whichever lands first, owner-b ends up holding the lease: the owner check and the write are one atomic step", racers),
+		run: func(t *testing.T, s idempay.KeyStore) {
+			recs := make([]idempay.Record, racers)
+			for i := range recs {
+				recs[i] = reserve(t, s, newRecord("ns", fmt.Sprintf("order-%02d", i), "key-a", "owner-a", t0)).Record
+			}
+			together(2*racers, func(i int) {
+				r := recs[i/2]
+				if i%2 == 0 {
+					res := resolution(r, idempay.StateOpen, r.LeaseUntil.Add(time.Second))
+					res.LeaseOwner = "owner-a"
+					if err := s.Resolve(t.Context(), res); err != nil && !errors.Is(err, idempay.ErrLeaseLost) {
+						t.Errorf("release of %s by owner-a = %v; want nil or ErrLeaseLost", r.IntentID, err)
+					}
+					return
+				}
+				got, err := s.Reserve(t.Context(), newRecord("ns", r.IntentID, "key-b", "owner-b", r.LeaseUntil))
+				switch {
+				case err != nil:
+					t.Errorf("Reserve of %s by owner-b = %v; want no error", r.IntentID, err)
+				case !got.Claimed:
+					t.Errorf("Reserve of %s by owner-b at owner-a's LeaseUntil: Claimed = false; want true (released or run out, the lease was free)", r.IntentID)
+				}
+			})
+			var freed []string
+			for _, r := range recs {
+				if got := load(t, s, "ns", r.IntentID); got.LeaseOwner != "owner-b" {
+					freed = append(freed, fmt.Sprintf("%s (owner %q)", r.IntentID, got.LeaseOwner))
+				}
+			}
+			if len(freed) > 0 {
+				t.Errorf("%d of %d intents lost owner-b's lease to owner-a's late release: %s", len(freed), racers, strings.Join(freed[:min(len(freed), 3)], ", "))
+			}
+		},
 	}}
 }

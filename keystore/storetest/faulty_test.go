@@ -61,6 +61,15 @@ var defects = map[string][]string{
 	"pending-is-final":      {"Resolve/open_to_pending_to_succeeded", "Resolve/open_or_pending_to_failed"},
 	"resolve-no-context":    {"Context/every_operation_honours_a_cancelled_context"},
 	"distinct-collide":      {"Concurrency/racing_Reserves_of_distinct_intents_all_create"},
+	"resolve-ignores-owner": {
+		"Lease/release_by_another_owner_returns_ErrLeaseLost_and_changes_nothing",
+		"Lease/a_late_release_after_a_takeover_keeps_the_new_holder's_lease",
+		"Concurrency/a_release_racing_a_takeover_never_frees_the_new_holder's_lease",
+	},
+	"owner-never-matches":      {"Lease/release_by_the_holder's_owner_frees_the_lease"},
+	"owner-checked-when-empty": {"Lease/an_empty_LeaseOwner_skips_the_owner_check"},
+	"owner-checked-first":      {"Resolve/errors_come_in_order:_not_found,_key,_closed,_then_lease_owner"},
+	"owner-check-then-write":   {"Concurrency/a_release_racing_a_takeover_never_frees_the_new_holder's_lease"},
 }
 
 func newFaultyStore(defect string) *faultyStore {
@@ -152,7 +161,21 @@ func (s *faultyStore) Resolve(ctx context.Context, res idempay.Resolution) error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.recs[k]
+	// The owner check, which must come after the others: a lease owner
+	// that does not hold the lease loses it.
+	lost := res.LeaseOwner != "" && cur.LeaseOwner != res.LeaseOwner
 	switch {
+	case s.has("resolve-ignores-owner"):
+		lost = false
+	case s.has("owner-never-matches"):
+		// Compares with the wrong field: the holder is refused.
+		lost = res.LeaseOwner != "" && cur.Key != res.LeaseOwner
+	case s.has("owner-checked-when-empty"):
+		lost = cur.LeaseOwner != res.LeaseOwner
+	}
+	switch {
+	case ok && lost && s.has("owner-checked-first"):
+		return fmt.Errorf("faulty: %w", idempay.ErrLeaseLost)
 	case !ok && s.has("resolve-missing-nil"):
 		return nil
 	case !ok:
@@ -161,8 +184,12 @@ func (s *faultyStore) Resolve(ctx context.Context, res idempay.Resolution) error
 		return fmt.Errorf("faulty: %w", idempay.ErrKeyMismatch)
 	case cur.State.Closed() && !s.has("resolve-reopens"):
 		return fmt.Errorf("faulty: %w", idempay.ErrAlreadyResolved)
+	case lost:
+		return fmt.Errorf("faulty: %w", idempay.ErrLeaseLost)
 	}
-	if s.has("resolve-race") {
+	if s.has("resolve-race") || (s.has("owner-check-then-write") && res.LeaseOwner != "") {
+		// The lock is dropped between the checks and the write, as
+		// with a SELECT then an UPDATE that does not repeat them.
 		s.mu.Unlock()
 		time.Sleep(time.Millisecond)
 		s.mu.Lock()

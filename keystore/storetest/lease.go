@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -137,6 +138,91 @@ func leaseCases() []testCase {
 				}
 				checkStored(t, s, "Reserve must not change a "+string(state)+" record", closed)
 			}
+		},
+	}, {
+		name: "Lease/release by the holder's owner frees the lease",
+		rule: "Resolve with State Open and LeaseOwner set to the owner holding the lease releases it like a release with no owner: the state stays, LeaseOwner and LeaseUntil are cleared, UpdatedAt is set, and another owner may claim at once",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			a := reserve(t, s, newRecord("ns", "order-1", "key-a", "owner-a", t0)).Record
+			release := resolution(a, idempay.StateOpen, t0.Add(time.Second))
+			release.LeaseOwner = "owner-a"
+			resolve(t, s, release)
+			checkStored(t, s, "after a release by the lease holder", resolved(a, release))
+
+			b := newRecord("ns", "order-1", "key-b", "owner-b", t0.Add(2*time.Second))
+			if got := reserve(t, s, b); !got.Claimed {
+				t.Error("Reserve by owner-b after owner-a released its own lease: Claimed = false; want true")
+			}
+		},
+	}, {
+		name: "Lease/release by another owner returns ErrLeaseLost and changes nothing",
+		rule: "Resolve with LeaseOwner set to an owner that does not hold the lease (another owner holds it, or nobody does since a release) returns an error matching ErrLeaseLost and leaves the record, lease included, unchanged, whatever the state asked",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			a := reserve(t, s, newRecord("ns", "order-1", "key-a", "owner-a", t0)).Record
+			for _, state := range []idempay.State{idempay.StateOpen, idempay.StatePending, idempay.StateSucceeded, idempay.StateFailed} {
+				res := resolution(a, state, t0.Add(time.Second))
+				res.LeaseOwner = "owner-b"
+				res.ProviderRef = "ch_wrong"
+				res.Result = []byte("wrong")
+				if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrLeaseLost) {
+					t.Errorf("Resolve to %s by owner-b while owner-a holds the lease = %v; want ErrLeaseLost", state, err)
+				}
+			}
+			checkStored(t, s, "Resolve by an owner not holding the lease must not change the record", a)
+
+			// Released: nobody holds the lease, so nobody may release it.
+			free := resolution(a, idempay.StateOpen, t0.Add(2*time.Second))
+			resolve(t, s, free)
+			want := resolved(a, free)
+			res := resolution(a, idempay.StateOpen, t0.Add(3*time.Second))
+			res.LeaseOwner = "owner-a"
+			if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrLeaseLost) {
+				t.Errorf("release by owner-a of a lease already released = %v; want ErrLeaseLost", err)
+			}
+			checkStored(t, s, "a release of a released lease must not change the record", want)
+		},
+	}, {
+		name: "Lease/a late release after a takeover keeps the new holder's lease",
+		rule: "When owner-a's lease ran out and owner-b claimed the record, a release by owner-a (LeaseOwner owner-a) returns ErrLeaseLost and owner-b keeps its lease: a third owner is still refused until owner-b's LeaseUntil",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			a := reserve(t, s, newRecord("ns", "order-1", "key-a", "owner-a", t0)).Record
+			b := newRecord("ns", "order-1", "key-b", "owner-b", a.LeaseUntil)
+			if got := reserve(t, s, b); !got.Claimed {
+				t.Fatal("Reserve by owner-b at owner-a's LeaseUntil: Claimed = false; want true")
+			}
+			want := claimed(a, b)
+
+			late := resolution(a, idempay.StateOpen, b.UpdatedAt.Add(time.Second))
+			late.LeaseOwner = "owner-a"
+			if err := s.Resolve(t.Context(), late); !errors.Is(err, idempay.ErrLeaseLost) {
+				t.Errorf("late release by owner-a after owner-b took over = %v; want ErrLeaseLost", err)
+			}
+			checkStored(t, s, "a late release by the previous holder must leave the new holder's lease", want)
+
+			c := newRecord("ns", "order-1", "key-c", "owner-c", b.LeaseUntil.Add(-us))
+			if got := reserve(t, s, c); got.Claimed {
+				t.Error("Reserve by owner-c before owner-b's LeaseUntil, after owner-a's late release: Claimed = true; want false: two owners could send at once")
+			}
+		},
+	}, {
+		name: "Lease/an empty LeaseOwner skips the owner check",
+		rule: "Resolve with an empty LeaseOwner does not check who holds the lease: it records the outcome and clears the lease even when another owner holds it (a known outcome is a fact whoever holds the lease)",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			a := reserve(t, s, newRecord("ns", "order-1", "key-a", "owner-a", t0)).Record
+			b := newRecord("ns", "order-1", "key-b", "owner-b", a.LeaseUntil)
+			reserve(t, s, b)
+			held := claimed(a, b)
+
+			toPending := resolution(a, idempay.StatePending, b.UpdatedAt.Add(time.Second))
+			toPending.ProviderRef = "pi_3DS"
+			resolve(t, s, toPending)
+			want := resolved(held, toPending)
+			checkStored(t, s, "Resolve to pending with no LeaseOwner while owner-b holds the lease", want)
+
+			done := resolution(a, idempay.StateSucceeded, b.UpdatedAt.Add(2*time.Second))
+			done.Result = []byte("ok")
+			resolve(t, s, done)
+			checkStored(t, s, "Resolve to succeeded with no LeaseOwner and no lease held", resolved(want, done))
 		},
 	}}
 }

@@ -196,5 +196,32 @@ func resolveCases() []testCase {
 			copy(got.Result, "CHANGED!")
 			checkStored(t, s, "after the caller changed the slice Load returned", want)
 		},
+	}, {
+		name: "Resolve/errors come in order: not found, key, closed, then lease owner",
+		rule: "With a LeaseOwner that does not hold the lease, Resolve still returns ErrNotFound for a missing record, ErrKeyMismatch for another key and ErrAlreadyResolved for a closed record: the owner is checked last",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			missing := resolution(newRecord("ns", "order-0", "key-0", "", t0), idempay.StateOpen, t0)
+			missing.LeaseOwner = "owner-b"
+			if err := s.Resolve(t.Context(), missing); !errors.Is(err, idempay.ErrNotFound) {
+				t.Errorf("Resolve of a missing record by a non-holder = %v; want ErrNotFound", err)
+			}
+
+			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner-a", t0)).Record
+			res := resolution(r, idempay.StateOpen, t0.Add(time.Second))
+			res.Key, res.LeaseOwner = "key-2", "owner-b"
+			if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrKeyMismatch) {
+				t.Errorf("Resolve with another key by a non-holder = %v; want ErrKeyMismatch", err)
+			}
+			checkStored(t, s, "a refused Resolve must not change the record", r)
+
+			done := resolution(r, idempay.StateSucceeded, t0.Add(2*time.Second))
+			resolve(t, s, done)
+			res = resolution(r, idempay.StateOpen, t0.Add(3*time.Second))
+			res.LeaseOwner = "owner-a" // held the lease until the record was closed
+			if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrAlreadyResolved) {
+				t.Errorf("release of a closed record by its former holder = %v; want ErrAlreadyResolved", err)
+			}
+			checkStored(t, s, "a refused Resolve must not change a closed record", resolved(r, done))
+		},
 	}}
 }
