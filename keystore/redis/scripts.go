@@ -54,7 +54,7 @@ return {0, claimed, redis.call('HGETALL', KEYS[1])}
 // ARGV: 1 intent ID, 2 key, 3 state, 4 provider ref (kept if empty),
 // 5 "1" if a result is given, 6 result, 7 at, 8 TTL in ms for a settled
 // record (0: none), 9 closed-index score below which entries are trimmed
-// when a TTL is set, 10 lease owner that must hold the lease ('': no
+// when a TTL is set, 10 lease owner that must hold the lease (empty: no
 // check).
 //
 // Reply: "ok", "notfound", "mismatch", "resolved" or "leaselost".
