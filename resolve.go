@@ -119,7 +119,8 @@ func storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.WithoutCancel(ctx), storeWriteTimeout)
 }
 
-// close records a known outcome. A failure here is logged, not returned:
+// close records a known outcome, whoever holds the lease by now (no
+// LeaseOwner: the outcome is a fact). A failure here is logged, not returned:
 // the charge's outcome is already known to the caller, and a lost close
 // only reopens the intent, which the next call settles by replay.
 func (c *Client) close(ctx context.Context, rec Record, st State, out *storedOutcome) {
@@ -141,13 +142,21 @@ func (c *Client) close(ctx context.Context, rec Record, st State, out *storedOut
 	}
 }
 
-// release gives the intent's lease back, keeping it open.
+// release gives the intent's lease back, keeping it open. It names this
+// instance as the lease owner, so a release that comes after the lease ran
+// out and another instance took the intent over changes nothing
+// (ErrLeaseLost) instead of freeing the new holder's lease. That is
+// expected after a takeover and logged at debug level only.
 func (c *Client) release(ctx context.Context, rec Record) {
 	ctx, cancel := storeCtx(ctx)
 	defer cancel()
 	err := c.store.Resolve(ctx, Resolution{Namespace: rec.Namespace, IntentID: rec.IntentID, Key: rec.Key,
-		State: StateOpen, At: c.now().UTC().Truncate(time.Microsecond)})
-	if err != nil {
+		State: StateOpen, At: c.now().UTC().Truncate(time.Microsecond), LeaseOwner: c.owner})
+	switch {
+	case errors.Is(err, ErrLeaseLost):
+		c.log.LogAttrs(ctx, slog.LevelDebug, "idempay: lease already lost; nothing to release",
+			slog.String("intent", rec.IntentID))
+	case err != nil:
 		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: could not release lease",
 			slog.String("intent", rec.IntentID), slog.String("error", err.Error()))
 	}
