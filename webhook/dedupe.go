@@ -177,7 +177,7 @@ func (d *Deduper) Do(ctx context.Context, eventID string, body []byte, fn func(c
 	if err := d.run(ctx, rec, fn); err != nil {
 		return 0, err
 	}
-	if err := d.record(ctx, rec, idempay.StateSucceeded); err != nil {
+	if err := d.record(ctx, rec, idempay.StateSucceeded, ""); err != nil {
 		return Handled, fmt.Errorf("%w: event %s: %w", ErrNotRecorded, eventID, err)
 	}
 	return Handled, nil
@@ -210,23 +210,26 @@ func (d *Deduper) run(ctx context.Context, rec idempay.Record, fn func(context.C
 }
 
 // release gives back the lease on rec so the next delivery need not wait
-// for it. A lease that has already run out is left alone: it is free
-// anyway, and another delivery may have taken it since, which a release
-// would cancel, because KeyStore.Resolve does not check who holds the
-// lease.
+// for it. It names this delivery's owner, so the store refuses it
+// atomically (ErrLeaseLost) when the lease has run out and another
+// delivery has taken it since: that delivery keeps its lease, and there
+// was nothing left to release.
 func (d *Deduper) release(ctx context.Context, rec idempay.Record) error {
-	if !d.cfg.now().Before(rec.LeaseUntil) {
+	err := d.record(ctx, rec, idempay.StateOpen, rec.LeaseOwner)
+	if errors.Is(err, idempay.ErrLeaseLost) {
 		return nil
 	}
-	return d.record(ctx, rec, idempay.StateOpen)
+	return err
 }
 
-// record resolves rec: StateSucceeded closes it, StateOpen only releases
-// the lease.
-func (d *Deduper) record(ctx context.Context, rec idempay.Record, st idempay.State) error {
+// record resolves rec: StateSucceeded closes it whoever holds the lease
+// (owner empty: the handler's success is a fact), StateOpen only releases
+// the lease, if owner still holds it.
+func (d *Deduper) record(ctx context.Context, rec idempay.Record, st idempay.State, owner string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
 	defer cancel()
 	return d.store.Resolve(ctx, idempay.Resolution{
 		Namespace: rec.Namespace, IntentID: rec.IntentID, Key: rec.Key, State: st, At: d.cfg.now(),
+		LeaseOwner: owner,
 	})
 }

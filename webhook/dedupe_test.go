@@ -428,8 +428,8 @@ func TestDeduperRefusesBadInput(t *testing.T) {
 }
 
 // Rule: a handler that fails after its lease ran out does not release the
-// lease, which another delivery may hold by then (the store's Resolve
-// cannot tell whose lease it frees).
+// lease, which another delivery may hold by then: the release names its
+// delivery's owner and the store refuses it.
 func TestDeduperLateFailureKeepsTheTakeoverLease(t *testing.T) {
 	t.Parallel()
 	store, clk := memstore.New(), newClock()
@@ -453,4 +453,38 @@ func TestDeduperLateFailureKeepsTheTakeoverLease(t *testing.T) {
 	var h counter
 	_, err = d.Do(context.Background(), "evt_1", eventBody, h.fn)
 	require.ErrorIs(t, err, webhook.ErrInProgress)
+}
+
+// Rule: the release after a failed handler is checked by the store, not by
+// this instance's clock: when another instance, whose clock runs ahead,
+// has taken the lease over while this one still thinks it holds it, the
+// release changes nothing and the other keeps its lease. The handler's
+// error is reported alone: a lost lease is no release failure.
+func TestDeduperFailureAfterSkewedTakeoverKeepsTheLease(t *testing.T) {
+	t.Parallel()
+	store, clk := memstore.New(), newClock()
+	d := newDeduper(t, store, clk)
+	boom := errors.New("boom")
+	_, err := d.Do(context.Background(), "evt_1", eventBody, func(context.Context) error {
+		ahead := clk.Now().Add(time.Minute) // the other instance's clock: our lease is over there
+		res, err := store.Reserve(context.Background(), idempay.Record{
+			Namespace: d.Namespace(), IntentID: "evt_1", Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
+			State: idempay.StateOpen, CreatedAt: ahead, UpdatedAt: ahead, LeaseOwner: "other/1", LeaseUntil: ahead.Add(time.Minute),
+		})
+		require.NoError(t, err)
+		require.True(t, res.Claimed)
+		return boom // on this instance's clock the lease has not run out
+	})
+	var herr *webhook.HandlerError
+	require.ErrorAs(t, err, &herr)
+	require.ErrorIs(t, err, boom)
+	require.NotErrorIs(t, err, idempay.ErrLeaseLost, "a lost lease is not reported as a release failure")
+	rec, err := store.Load(context.Background(), d.Namespace(), "evt_1")
+	require.NoError(t, err)
+	require.Equal(t, "other/1", rec.LeaseOwner, "the other instance keeps its lease")
+
+	var h counter
+	_, err = d.Do(context.Background(), "evt_1", eventBody, h.fn)
+	require.ErrorIs(t, err, webhook.ErrInProgress)
+	require.Zero(t, h.runs.Load())
 }
