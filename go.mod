@@ -11,6 +11,7 @@ require (
 	github.com/jarcoal/httpmock v1.4.2
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
+	github.com/stripe/stripe-go/v82 v82.5.1
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sync v0.25.0
 	golang.org/x/text v0.44.0
@@ -22,7 +23,6 @@ require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
-	github.com/stripe/stripe-go/v82 v82.5.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
