@@ -5,9 +5,10 @@
 //	go run ./examples/quickstart
 //
 // Everything runs in this process: the reference payment API (from
-// internal/refserver) on a loopback port, with a quarter of its requests
-// lost before, during or after processing, and the durable file KeyStore in
-// a temporary directory. Nothing to install.
+// internal/refserver) on a loopback port, with about a third of its
+// requests lost before, during or after processing or refused with a 503,
+// and the durable file KeyStore in a temporary directory. Nothing to
+// install.
 package main
 
 import (
