@@ -107,6 +107,19 @@ type Record struct {
 	Result      []byte    // the encoded outcome, for replay without a request
 }
 
+// ClaimableBy reports whether a Reserve by owner at the instant at may take
+// the lease of the stored record r: r is open or pending, and its lease is
+// free, held by owner already, or expired (it is free from LeaseUntil on,
+// so a crashed holder is replaced without waiting one more tick). Stores
+// written in Go use it so that they all apply the one rule; stores in SQL
+// or Lua state the same rule there, and storetest checks them all.
+func (r Record) ClaimableBy(owner string, at time.Time) bool {
+	if r.State.Closed() {
+		return false
+	}
+	return r.LeaseOwner == "" || r.LeaseOwner == owner || !at.Before(r.LeaseUntil)
+}
+
 // Reservation is the answer of KeyStore.Reserve.
 type Reservation struct {
 	Record  Record // the record as stored after the call

@@ -46,7 +46,7 @@ func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservat
 		if err != nil {
 			return err
 		}
-		if !claimable(cur, r) {
+		if !cur.ClaimableBy(r.LeaseOwner, r.UpdatedAt) {
 			res, done = idempay.Reservation{Record: cur}, true
 		}
 		return nil
@@ -78,7 +78,7 @@ func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservat
 		if err != nil {
 			return err
 		}
-		if !claimable(cur, r) {
+		if !cur.ClaimableBy(r.LeaseOwner, r.UpdatedAt) {
 			res = idempay.Reservation{Record: cur}
 			return nil
 		}
@@ -111,16 +111,6 @@ func (s *Store) write(fn func(*bolt.Tx) error) error {
 	}
 	defer s.writers.Add(-1)
 	return s.db.Batch(fn)
-}
-
-// claimable reports whether the claim r may take the lease on the stored
-// record cur. The lease is expired at LeaseUntil itself ("free after this
-// instant"), so a crashed holder is replaced without waiting one more tick.
-func claimable(cur, r idempay.Record) bool {
-	if cur.State.Closed() {
-		return false
-	}
-	return cur.LeaseOwner == "" || cur.LeaseOwner == r.LeaseOwner || !r.UpdatedAt.Before(cur.LeaseUntil)
 }
 
 // index adds the index entry of a new record r: open or closed by state.

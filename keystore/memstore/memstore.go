@@ -65,22 +65,12 @@ func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservat
 		ns[r.IntentID] = clone(r)
 		return idempay.Reservation{Record: clone(r), Created: true, Claimed: true}, nil
 	}
-	if !claimable(cur, r) {
+	if !cur.ClaimableBy(r.LeaseOwner, r.UpdatedAt) {
 		return idempay.Reservation{Record: clone(cur)}, nil
 	}
 	cur.LeaseOwner, cur.LeaseUntil, cur.UpdatedAt = r.LeaseOwner, r.LeaseUntil, r.UpdatedAt
 	s.byNS[r.Namespace][r.IntentID] = cur
 	return idempay.Reservation{Record: clone(cur), Claimed: true}, nil
-}
-
-// claimable reports whether the claim r may take the lease on the stored
-// record cur. The lease is expired at LeaseUntil itself ("free after this
-// instant"), so a crashed holder is replaced without waiting one more tick.
-func claimable(cur, r idempay.Record) bool {
-	if cur.State.Closed() {
-		return false
-	}
-	return cur.LeaseOwner == "" || cur.LeaseOwner == r.LeaseOwner || !r.UpdatedAt.Before(cur.LeaseUntil)
 }
 
 // Resolve applies res to the stored record and releases its lease. It
