@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -101,8 +100,17 @@ type Charge struct {
 
 	// Attempts counts the requests this call sent (0 for a store replay).
 	Attempts int `json:"attempts"`
+	// Attempt is the intent's attempt this charge belongs to: 1, or more
+	// after earlier attempts definitely failed (a declined card, then
+	// another).
+	Attempt int `json:"attempt"`
+	// ParamsDiffer is set when the intent had already succeeded and this
+	// call brought other parameters: the answer is that earlier success,
+	// from the store, and nothing was charged for this call's parameters.
+	ParamsDiffer bool `json:"params_differ,omitempty"`
 
-	// Raw is the provider's response body.
+	// Raw is the provider's response body, without the secrets it may
+	// echo (the Source, the credentials, client secrets).
 	Raw json.RawMessage `json:"raw,omitempty"`
 }
 
@@ -247,13 +255,4 @@ func nonEmpty(m map[string]string) map[string]string {
 		return nil
 	}
 	return m
-}
-
-// storedOutcome is what a settled intent keeps in Record.Result, so a later
-// Charge of the intent answers without a request.
-type storedOutcome struct {
-	Charge    *Charge   `json:"charge,omitempty"`
-	Refusal   *APIError `json:"refusal,omitempty"`
-	Kind      Kind      `json:"kind"`
-	SettledAt time.Time `json:"settled_at"`
 }

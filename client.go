@@ -5,14 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"os"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sync/singleflight"
 )
 
 // Charger is the one method most callers need, for mocking in their tests.
@@ -43,26 +46,44 @@ type Config struct {
 	HTTPClient *http.Client
 	// Retry bounds retries; zero fields take DefaultRetryPolicy's.
 	Retry RetryPolicy
-	// KeyRetention is the age past which an unresolved key is never resent,
-	// because the provider may have forgotten it and would charge again.
-	// Keep it below the provider's window (24 h for Stripe and Omise).
-	// Default 23 h.
+	// KeyRetention is the age, on the store's clock, past which an
+	// unresolved key is never resent, because the provider may have
+	// forgotten it and would charge again. It must be shorter than the
+	// provider's key window (ProviderKeyWindow: 24 h for Stripe and Omise)
+	// and longer than Retry.MaxElapsed. Default 23 h.
 	KeyRetention time.Duration
-	// Lease is how long this client holds an intent against other instances
-	// sharing the store. A charge stops sending when its lease ends, even
-	// before Retry.MaxElapsed, so that two instances never send one intent
-	// at once (clocks permitting). Default Retry.MaxElapsed + 30 s.
+	// Lease is how long a flight holds an intent against every other
+	// flight, here or on other instances sharing the store. It is renewed
+	// every Lease/3 while the flight runs, so it bounds how long a crashed
+	// process keeps its intents from being resumed, not how long a charge
+	// may take. No request leaves without lease time left. Default 5 s;
+	// at least MinLease.
 	Lease time.Duration
+	// Instance names this process in lease owners and logs. Default: host
+	// name and process ID.
+	Instance string
 	// Logger receives debug records of attempts and warnings. Default: none.
 	Logger *slog.Logger
-	// Clock returns the time; tests inject a fake. Default time.Now.
+	// Clock returns the time, for elapsed-time measures only (backoff,
+	// lease time left): every age that decides whether a key may be resent
+	// comes from the store's clock. It must not jump back; tests inject a
+	// fake. Default time.Now.
 	Clock func() time.Time
-	// NewKey makes an idempotency key for a new intent. Default: UUID v4.
+	// NewKey makes an idempotency key for a new attempt. Default: UUID v4.
 	NewKey func() string
 }
 
+// Defaults of Config.
+const (
+	DefaultKeyRetention = 23 * time.Hour
+	DefaultLease        = 5 * time.Second
+	// DefaultProviderKeyWindow is how long a provider keeps a key when its
+	// adapter does not say (Stripe and Omise: 24 hours).
+	DefaultProviderKeyWindow = 24 * time.Hour
+)
+
 // Client charges payment intents exactly once. It is safe for concurrent
-// use; make one per provider account and share it.
+// use; make one per provider account and share it, and Close it when done.
 type Client struct {
 	provider  Provider
 	target    Target
@@ -71,16 +92,12 @@ type Client struct {
 	hc        *http.Client // wrapped: counts attempts, no silent resends
 	retry     RetryPolicy
 	retention time.Duration
-	lease     time.Duration
+	claims    ClaimConfig
 	log       *slog.Logger
 	now       func() time.Time
 	newKey    func() string
-	owner     string // this instance, as lease owner
-	flights   singleflight.Group
+	flights   flightGroup
 }
-
-// DefaultKeyRetention is the default Config.KeyRetention.
-const DefaultKeyRetention = 23 * time.Hour
 
 // New checks cfg and returns a Client, or a *ConfigError.
 func New(cfg Config) (*Client, error) {
@@ -88,32 +105,17 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cfg.Store == nil {
-		return nil, configErr("Store", "is nil; use keystore/filestore, keystore/postgres, keystore/redis or keystore/memstore")
-	}
-	if err := cfg.Retry.validate(); err != nil {
+	if err := checkConfig(cfg); err != nil {
 		return nil, err
 	}
-	if cfg.KeyRetention < 0 || cfg.Lease < 0 {
-		return nil, configErr("KeyRetention/Lease", "must not be negative")
-	}
-	if cfg.Account != "" && hasControl(cfg.Account) {
-		return nil, configErr("Account", "has control characters")
-	}
 	c := &Client{
-		provider:  cfg.Provider,
-		target:    Target{BaseURL: base, Credentials: cfg.Credentials},
-		store:     cfg.Store,
-		hc:        wrapHTTPClient(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
-		retry:     cfg.Retry.withDefaults(),
-		retention: cmp.Or(cfg.KeyRetention, DefaultKeyRetention),
-		log:       cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
-		now:       cfg.Clock,
-		newKey:    cfg.NewKey,
-		owner:     uuid.NewString(),
-	}
-	if c.provider == nil {
-		c.provider = OwnAPI{}
+		provider: cmp.Or[Provider](cfg.Provider, OwnAPI{}),
+		store:    cfg.Store,
+		hc:       wrapHTTPClient(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
+		retry:    cfg.Retry.withDefaults(),
+		log:      cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
+		now:      cfg.Clock,
+		newKey:   cfg.NewKey,
 	}
 	if c.now == nil {
 		c.now = time.Now
@@ -121,9 +123,72 @@ func New(cfg Config) (*Client, error) {
 	if c.newKey == nil {
 		c.newKey = uuid.NewString
 	}
+	c.retention = cmp.Or(cfg.KeyRetention, DefaultKeyRetention)
+	if err := checkTimes(c.retry, c.retention, keyWindow(c.provider)); err != nil {
+		return nil, err
+	}
 	c.namespace = c.provider.Name() + ":" + cmp.Or(cfg.Account, "default")
-	c.lease = cmp.Or(cfg.Lease, c.retry.MaxElapsed+30*time.Second)
+	c.target = Target{BaseURL: base, Credentials: cfg.Credentials, Namespace: c.namespace}
+	c.claims = ClaimConfig{Store: cfg.Store, Lease: cmp.Or(cfg.Lease, DefaultLease), MaxAge: c.retention,
+		Instance: cmp.Or(cfg.Instance, defaultInstance()), Clock: c.now, Logger: c.log}
 	return c, nil
+}
+
+// checkConfig refuses the fields of cfg that are wrong on their own.
+func checkConfig(cfg Config) error {
+	switch {
+	case isNil(cfg.Store):
+		return configErr("Store", "is nil; use keystore/filestore, keystore/postgres, keystore/redis or keystore/memstore")
+	case cfg.Provider != nil && isNil(cfg.Provider):
+		return configErr("Provider", "is a nil pointer")
+	case cfg.KeyRetention < 0:
+		return configErr("KeyRetention", "must not be negative")
+	case cfg.Lease != 0 && cfg.Lease < MinLease:
+		return configErr("Lease", "%s is shorter than MinLease (%s): renewals could not keep it", cfg.Lease, MinLease)
+	case cfg.Account != "" && hasControl(cfg.Account):
+		return configErr("Account", "has control characters")
+	case cfg.Instance != "" && (hasControl(cfg.Instance) || len(cfg.Instance) > 100):
+		return configErr("Instance", "must be at most 100 characters without control characters")
+	}
+	return cfg.Retry.validate()
+}
+
+// checkTimes refuses a retention that could let a key be resent after the
+// provider forgot it, directly or by a retry loop outlasting it.
+func checkTimes(p RetryPolicy, retention, window time.Duration) error {
+	switch {
+	case retention >= window:
+		return configErr("KeyRetention", "%s is not shorter than the provider's key window %s: a key resent then would charge again", retention, window)
+	case p.MaxElapsed >= retention:
+		return configErr("Retry.MaxElapsed", "%s is not shorter than KeyRetention %s", p.MaxElapsed, retention)
+	}
+	return nil
+}
+
+// keyWindow is how long the provider keeps a key.
+func keyWindow(p Provider) time.Duration {
+	if w, ok := p.(KeyWindower); ok && w.KeyWindow() > 0 {
+		return w.KeyWindow()
+	}
+	return DefaultProviderKeyWindow
+}
+
+func defaultInstance() string {
+	host, _ := os.Hostname()
+	return cmp.Or(host, "host") + ":" + strconv.Itoa(os.Getpid())
+}
+
+// isNil reports whether v is nil or a typed nil pointer, map, slice,
+// function or channel inside an interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return r.IsNil()
+	}
+	return false
 }
 
 func parseBaseURL(raw string) (*url.URL, error) {
@@ -147,14 +212,28 @@ func parseBaseURL(raw string) (*url.URL, error) {
 // Namespace is the scope of this client's keys: provider and account.
 func (c *Client) Namespace() string { return c.namespace }
 
-// Charge charges req exactly once. See the package documentation for the
-// outcome rules: on error, OutcomeOf(err) (or errors.Is with
-// ErrOutcomeUnknown) says whether money may have moved.
+// Charge charges req exactly once. OutcomeOf(err) says what happened to the
+// money, and a caller who switches on it alone is right:
+//
+//   - nil error: succeeded. The *Charge says how (fresh or replayed).
+//   - OutcomePending: the provider accepted the charge but money has not
+//     moved yet (3-D Secure, a hosted page, konbini). Charge returns the
+//     pending *Charge (AuthorizeURL, ...) and an error matching ErrPending;
+//     settle it later by webhook, Settle or another Charge.
+//   - OutcomeFailed: definitely no money moved. Charging the intent again
+//     with other parameters (another card) starts a new attempt.
+//   - OutcomeUnknown: money may have moved. Charge the intent again with
+//     the same request (or Settle it) to find out; never treat it as failed.
 //
 // Bad input is refused with a *ValidationError before anything is stored
-// or sent. Concurrent calls for the same intent in one process share one
-// flight of requests.
+// or sent. Calls for one intent in one process run one at a time, and
+// identical concurrent calls share one flight. The flight runs to its own
+// end, bounded by the retry policy, even if ctx ends first: the outcome is
+// recorded, and a caller who stopped waiting gets ErrStoppedWaiting.
 func (c *Client) Charge(ctx context.Context, req ChargeRequest) (*Charge, error) {
+	if ctx == nil {
+		return nil, invalid("ctx", "is a nil context.Context")
+	}
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -164,117 +243,66 @@ func (c *Client) Charge(ctx context.Context, req ChargeRequest) (*Charge, error)
 	if err := ctx.Err(); err != nil {
 		// This call sends nothing, but it has not looked at the store: an
 		// earlier call, here or on another instance, may have charged.
-		return nil, &ChargeError{IntentID: req.IntentID, Key: req.Key, Outcome: OutcomeUnknown,
+		return nil, &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
 			Err: fmt.Errorf("idempay: not sent, intent not looked up: %w", err)}
 	}
 	req.Currency = strings.ToUpper(req.Currency)
 	fp := fingerprint(c.namespace, req)
-	flight := c.flights.DoChan(fp+"\x00"+req.Key, func() (any, error) {
-		return c.charge(ctx, req, fp)
-	})
-	var r singleflight.Result
-	select {
-	case r = <-flight:
-	case <-ctx.Done():
-		select {
-		case r = <-flight: // it ended too: its answer says more
-		default:
-			// This caller stops waiting; a flight started by another
-			// caller goes on under that caller's context.
-			return nil, &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
-				Err: fmt.Errorf("%w: stopped waiting: %w", ErrInProgress, ctx.Err())}
+	return c.flights.do(ctx, c, req, fp)
+}
+
+// Close stops the client: Charge and Settle refuse new calls with ErrClosed,
+// and Close waits, until ctx ends, for the flights still running to record
+// their outcomes. It returns ctx's error if some did not finish in time.
+func (c *Client) Close(ctx context.Context) error {
+	return c.flights.close(ctx)
+}
+
+// Unresolved yields every intent of this client's namespace whose outcome
+// is not known (open or pending), page by page, in the store's order: after
+// a restart, charge each again with its original request (or Settle it) to
+// resume. It reaches every record however many stay open before it. An
+// error ends the sequence.
+func (c *Client) Unresolved(ctx context.Context) iter.Seq2[Record, error] {
+	const page = 100
+	return func(yield func(Record, error) bool) {
+		var after Cursor
+		for {
+			recs, err := c.store.ListOpen(ctx, c.namespace, after, page)
+			if err != nil {
+				yield(Record{}, err)
+				return
+			}
+			for _, r := range recs {
+				if !yield(r, nil) {
+					return
+				}
+			}
+			if len(recs) < page {
+				return
+			}
+			after = CursorOf(recs[len(recs)-1])
 		}
 	}
-	if r.Err != nil {
-		return nil, r.Err
-	}
-	ch := *r.Val.(*Charge) // each caller gets its own copy
-	return &ch, nil
 }
 
-// charge reserves the intent's key, then sends or answers from the store.
-func (c *Client) charge(ctx context.Context, req ChargeRequest, fp string) (*Charge, error) {
-	now := c.now().UTC().Truncate(time.Microsecond)
-	key := req.Key
-	if key == "" {
-		key = c.newKey()
-		if err := ValidateKey(key); err != nil {
-			return nil, &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
-				Err: fmt.Errorf("%w: Config.NewKey made a bad key: %w", ErrInvalidConfig, err)}
-		}
-	}
-	res, err := c.store.Reserve(ctx, Record{
-		Namespace: c.namespace, IntentID: req.IntentID, Key: key, Fingerprint: fp,
-		State: StateOpen, CreatedAt: now, UpdatedAt: now,
-		LeaseOwner: c.owner, LeaseUntil: now.Add(c.lease),
-	})
-	if err != nil {
-		// Nothing was sent by this call, but without the record nobody can
-		// tell whether an earlier call (or instance) sent the intent's key.
-		return nil, &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
-			Err: fmt.Errorf("%w: reserve: %w", ErrStore, err)}
-	}
-	rec := res.Record
-	switch {
-	case rec.Fingerprint != fp || (req.Key != "" && rec.Key != req.Key):
-		// This request is refused; the intent it names may well have
-		// charged under its first parameters (see Client.Lookup).
-		return nil, &ChargeError{IntentID: req.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: ErrIntentMismatch}
-	case rec.State.Closed():
-		return c.fromStore(rec)
-	case !res.Claimed:
-		return nil, &ChargeError{IntentID: req.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
-			Err: fmt.Errorf("%w: leased by another instance until %s", ErrInProgress, rec.LeaseUntil.Format(time.RFC3339))}
-	case rec.State == StatePending:
-		return c.settlePending(ctx, rec)
-	case !res.Created && now.Sub(rec.CreatedAt) >= c.retention:
-		return c.settleExpired(ctx, rec)
-	}
-	f := &flight{c: c, req: req, rec: rec, created: res.Created}
-	v, cause := f.run(ctx)
-	return c.conclude(ctx, f, v, cause)
-}
-
-// Unresolved lists up to limit intents of this client's namespace whose
-// outcome is not known (open or pending), oldest first: after a restart,
-// charge each again with its original request (or Settle it) to resume.
-func (c *Client) Unresolved(ctx context.Context, limit int) ([]Record, error) {
-	return c.store.ListOpen(ctx, c.namespace, limit)
-}
-
-// Lookup returns the stored record of an intent, or ErrNotFound.
-func (c *Client) Lookup(ctx context.Context, intentID string) (Record, error) {
+// Record returns the stored record of an intent (its current attempt and
+// earlier ones), or an error matching ErrNotFound. It reads the KeyStore
+// only; it never asks the provider.
+func (c *Client) Record(ctx context.Context, intentID string) (Record, error) {
 	return c.store.Load(ctx, c.namespace, intentID)
 }
 
-// Settle finds out how an unresolved intent ended without resending it,
-// by asking a provider that implements Finder. A settled intent answers
-// from the store.
+// Settle finds out how an unsettled intent ended without resending it, by
+// asking a provider that implements Finder, and records what it learns. A
+// settled intent answers from the store. Settle takes no lease: it may run
+// while a charge of the intent is on the wire (from a webhook, say) and
+// never frees that charge's lease. Its return values read like Charge's.
 func (c *Client) Settle(ctx context.Context, intentID string) (*Charge, error) {
-	rec, err := c.store.Load(ctx, c.namespace, intentID)
-	if err != nil {
-		return nil, err
+	if ctx == nil {
+		return nil, invalid("ctx", "is a nil context.Context")
 	}
-	if rec.State.Closed() {
-		return c.fromStore(rec)
-	}
-	v, err := c.find(ctx, rec)
-	if err != nil {
-		return nil, &ChargeError{IntentID: intentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: err}
-	}
-	if v.Kind == KindNotFound {
-		v.Kind = KindUnknown // a charge not found is not settled until the key may be resent
-	}
-	return c.concludeLookup(ctx, rec, v)
-}
-
-// find asks the provider for the intent's charge, outside the attempt count.
-func (c *Client) find(ctx context.Context, rec Record) (Verdict, error) {
-	finder, ok := c.provider.(Finder)
-	if !ok {
-		return Verdict{}, fmt.Errorf("%w: %s", ErrNoLookup, c.provider.Name())
-	}
-	return finder.FindCharge(withProbe(ctx, nil), c.hc, c.target, rec)
+	return c.flights.settle(ctx, c, intentID)
 }
 
 // ConfigError is a bad Config refused by New. It matches ErrInvalidConfig.
@@ -297,3 +325,4 @@ var ErrInvalidConfig = errors.New("idempay: invalid config")
 func configErr(field, format string, args ...any) error {
 	return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
+

@@ -18,17 +18,26 @@ const (
 	// OutcomeSucceeded: the provider charged (now, or earlier and replayed).
 	OutcomeSucceeded
 	// OutcomeFailed: the charge definitely did not move money, or nothing
-	// was sent (bad input, a decline, a configuration error).
+	// was sent (bad input, a decline, a configuration error). Charging the
+	// intent again with other parameters starts a new attempt.
 	OutcomeFailed
+	// OutcomePending: the provider accepted the charge, but money has not
+	// moved yet and may still (3-D Secure, a hosted page, konbini, a 2C2P
+	// payment token). The intent is open; show the customer what the
+	// provider asks for (Charge.AuthorizeURL) and settle it later. Never
+	// ship a pending order as paid.
+	OutcomePending
 )
 
-// String is "succeeded", "failed" or "unknown".
+// String is "succeeded", "failed", "pending" or "unknown".
 func (o Outcome) String() string {
 	switch o {
 	case OutcomeSucceeded:
 		return "succeeded"
 	case OutcomeFailed:
 		return "failed"
+	case OutcomePending:
+		return "pending"
 	}
 	return "unknown"
 }
@@ -42,20 +51,35 @@ var (
 	// (or call Settle) to find out; never treat it as a failure.
 	ErrOutcomeUnknown = errors.New("idempay: outcome unknown")
 
+	// ErrPending is in the chain of every error whose Outcome is
+	// OutcomePending: the charge was accepted and waits for the customer
+	// or the payment method. Charge returns the pending *Charge with it.
+	ErrPending = errors.New("idempay: charge pending")
+
 	// ErrDeclined: the provider refused the payment (card declined,
 	// insufficient funds). Definite: no money moved. The refusal is stored
-	// for the intent; paying with another card needs a new intent ID.
+	// for the attempt: the same request answers it again; a request with
+	// other parameters (another card) starts a new attempt of the intent.
 	ErrDeclined = errors.New("idempay: payment declined")
 
 	// ErrInvalidRequest: the request was refused as invalid, locally
 	// before anything was sent (with a *ValidationError) or by the provider.
 	ErrInvalidRequest = errors.New("idempay: invalid request")
 
-	// ErrIntentMismatch: the intent already has a record with other
-	// parameters or another key. Refused locally and nothing was sent, but
-	// the outcome is unknown: the intent may have charged under its first
-	// parameters (Client.Lookup shows its record).
-	ErrIntentMismatch = errors.New("idempay: intent already used with other parameters")
+	// ErrAttemptOpen: the intent has an attempt with other parameters whose
+	// outcome is not known yet (unknown or pending). Nothing was sent: money
+	// may still move under that attempt, so it must be settled (Settle, or
+	// Charge with its own parameters) before another attempt may begin.
+	// The outcome is the open attempt's: unknown or pending.
+	ErrAttemptOpen = errors.New("idempay: an attempt of the intent is still unsettled")
+
+	// ErrStoppedWaiting: the caller's context ended while the charge was
+	// still running. The charge goes on and records its outcome; the next
+	// Charge of the intent answers it. Outcome unknown for this caller.
+	ErrStoppedWaiting = errors.New("idempay: stopped waiting; the charge goes on")
+
+	// ErrClosed: the Client was closed. Nothing was sent or looked up.
+	ErrClosed = errors.New("idempay: client closed")
 
 	// ErrKeyConflict: the provider says the key was used with other
 	// parameters. Something was done under the key, so the outcome of the
@@ -80,7 +104,8 @@ var (
 
 	// ErrUnreachable: no attempt reached the provider (connection refused,
 	// rate-limited every time). Outcome failed when the key was new; the
-	// record stays open and a later Charge resends the same key.
+	// attempt is recorded as failed and a later Charge, with the same
+	// parameters or others, begins a new attempt.
 	ErrUnreachable = errors.New("idempay: provider not reached")
 
 	// ErrConfig: the provider refused the credentials or the endpoint (401,
@@ -97,9 +122,10 @@ var (
 	ErrStore = errors.New("idempay: key store failed")
 )
 
-// ChargeError is the error returned by Client.Charge for any charge that
-// reached the KeyStore. It says which intent and key, how many requests
-// went out, and what is known about the money.
+// ChargeError is the error returned by Client.Charge for every outcome but
+// success, except bad input refused before anything was looked up (a bare
+// *ValidationError, outcome failed). It says which intent and key, how many
+// requests went out, and what is known about the money.
 type ChargeError struct {
 	IntentID string
 	Key      string
@@ -122,13 +148,28 @@ func (e *ChargeError) Error() string {
 	return b.String()
 }
 
-// Unwrap exposes the cause and, for an unknown outcome, ErrOutcomeUnknown.
+// Unwrap exposes the cause and, for an unknown outcome, ErrOutcomeUnknown;
+// for a pending one, ErrPending.
 func (e *ChargeError) Unwrap() []error {
-	if e.Outcome == OutcomeUnknown {
+	switch e.Outcome {
+	case OutcomeUnknown:
 		return []error{e.Err, ErrOutcomeUnknown}
+	case OutcomePending:
+		return []error{e.Err, ErrPending}
 	}
 	return []error{e.Err}
 }
+
+// PanicError is the cause of an unknown outcome when something inside a
+// flight panicked (an adapter, the store, OwnAPI.Encode, Config.NewKey or
+// Config.Clock). The process goes on; the intent stays open.
+type PanicError struct {
+	Message string // the panic value, printed, with this call's secrets taken out
+	Stack   []byte // the panicking goroutine's stack
+}
+
+// Error gives the panic value.
+func (e *PanicError) Error() string { return "idempay: panic in flight: " + e.Message }
 
 // APIError is a refusal or failure answered by the provider.
 type APIError struct {
@@ -190,9 +231,10 @@ func invalid(field, format string, args ...any) error {
 }
 
 // OutcomeOf says what err means for the money: OutcomeSucceeded for nil,
-// the Outcome of a *ChargeError, OutcomeFailed for a bad input refused
-// before sending, and OutcomeUnknown for anything else, because an error
-// nobody classified cannot prove that no money moved.
+// the Outcome of a *ChargeError (OutcomePending for a pending charge),
+// OutcomeFailed for a bad input refused before sending, and OutcomeUnknown
+// for anything else, because an error nobody classified cannot prove that
+// no money moved.
 func OutcomeOf(err error) Outcome {
 	if err == nil {
 		return OutcomeSucceeded

@@ -3,10 +3,10 @@ package idempay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -21,7 +21,9 @@ type flight struct {
 	c        *Client
 	req      ChargeRequest
 	rec      Record
-	created  bool // the key is new: no earlier call can have sent it
+	claim    *Claim    // the lease this flight sends under; nil for a lookup
+	created  bool      // the key is new: no earlier call can have sent it
+	prog     *progress // requests sent, shared with callers who stop waiting
 	probe    wireProbe
 	attempts []attempt
 	settled  *Verdict // set when a lookup settled the charge
@@ -35,11 +37,12 @@ type attempt struct {
 
 // run sends until an answer settles the charge or the policy says stop,
 // and returns the deciding verdict.
-func (f *flight) run(ctx context.Context) (Verdict, error) {
-	// Stop at the budget's end, or when the lease ends and another
-	// instance may take the intent over, whichever comes first.
-	ctx, cancel := context.WithTimeout(ctx, min(f.c.retry.MaxElapsed, f.rec.LeaseUntil.Sub(f.c.now())))
+func (f *flight) run() (Verdict, error) {
+	// Stop at the budget's end, or as soon as the lease is lost and
+	// another flight may take the intent over, whichever comes first.
+	ctx, cancel := context.WithTimeout(f.claim.Context(), f.c.retry.MaxElapsed)
 	defer cancel()
+	f.probe.held, f.probe.sent = f.claim.Held, &f.prog.sent
 
 	if !f.created && f.guarded() {
 		// An earlier call may have sent this key, and the provider does
@@ -90,7 +93,7 @@ func (f *flight) checkRetry(ctx context.Context, resp *http.Response, err error)
 	a := f.read(resp, err)
 	f.attempts = append(f.attempts, a)
 	f.logAttempt(a)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || errors.Is(err, ErrLeaseLost) {
 		return false, nil
 	}
 	again := retryable(a.Verdict)
@@ -117,6 +120,7 @@ func (f *flight) read(resp *http.Response, err error) attempt {
 		// processed, we do not know how.
 		return attempt{Verdict: Verdict{Kind: KindLost}, err: rerr}
 	}
+	body = redactBytes(body, f.req.Source, f.c.target.Credentials)
 	v := f.c.provider.ReadCharge(resp, body)
 	f.complete(&v, resp, body)
 	return attempt{Verdict: v}
@@ -124,15 +128,21 @@ func (f *flight) read(resp *http.Response, err error) attempt {
 
 // complete fills what every verdict carries, whatever the adapter filled.
 func (f *flight) complete(v *Verdict, resp *http.Response, body []byte) {
+	if (v.Kind == KindSucceeded || v.Kind == KindPending) && v.Charge == nil {
+		// An adapter that says "charged" without the charge: nothing to
+		// show the caller, and nothing proves it either way.
+		v.Kind = KindUnknown
+	}
 	if v.Charge != nil {
 		ch := *v.Charge
-		ch.IntentID, ch.Key = f.req.IntentID, f.rec.Key
+		ch.IntentID, ch.Key = f.rec.IntentID, f.rec.Key
 		if ch.RequestID == "" {
 			ch.RequestID = v.RequestID
 		}
 		if ch.Raw == nil && jsonish(body) {
 			ch.Raw = append([]byte(nil), body...)
 		}
+		ch.Raw = redactFields(ch.Raw, secretFields(f.c.provider))
 		v.Charge = &ch
 	}
 	if v.Err != nil {
@@ -188,10 +198,10 @@ func (f *flight) logAttempt(a attempt) {
 }
 
 // mayHaveCharged reports whether anything before this point could have
-// moved money: an earlier call (the key was not new) or an attempt of
-// this one.
+// moved money: an earlier call (the key was not new), another flight while
+// this one's lease had lapsed, or an attempt of this one.
 func (f *flight) mayHaveCharged(upTo int) bool {
-	if !f.created {
+	if !f.created || f.claim.Lapsed() {
 		return true
 	}
 	for _, a := range f.attempts[:upTo] {
@@ -200,16 +210,6 @@ func (f *flight) mayHaveCharged(upTo int) bool {
 		}
 	}
 	return false
-}
-
-// redact replaces every non-empty secret in s.
-func redact(s string, secrets ...Secret) string {
-	for _, sec := range secrets {
-		if sec != "" {
-			s = strings.ReplaceAll(s, sec.Reveal(), redacted)
-		}
-	}
-	return s
 }
 
 func jsonish(b []byte) bool {

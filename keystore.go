@@ -6,15 +6,35 @@ import (
 	"time"
 )
 
-// KeyStore keeps one Record per payment intent: the idempotency key chosen
-// for it, a fingerprint of its parameters and, once known, its outcome.
+// KeyStore keeps one Record per payment intent: the idempotency key of its
+// current attempt, a fingerprint of that attempt's parameters, a lease that
+// says which flight may send it now and, once known, its outcome.
 //
 // The Client writes the record with Reserve before the first byte of a charge
 // is sent, so that every retry, every restart of the process and every other
-// instance of the service sharing the store sends the same key. Reserve is the
-// one write that must be durable before it returns; Resolve need not be,
-// because a lost resolution only reopens the intent and resuming it with the
-// same key is answered by a replay.
+// instance of the service sharing the store sends the same key. Reserve is
+// the one write that must always be durable before it returns; Resolve must
+// be when the Resolution says Durable (a webhook handler's or a guarded
+// endpoint's result, which nothing else could replay), and may be lost in a
+// crash otherwise (a charge's outcome: the intent reopens and resuming it
+// with the same key is answered by a replay).
+//
+// # One clock
+//
+// Every instant in a record (CreatedAt, UpdatedAt, ClosedAt, LeaseUntil) is
+// stamped by the store, from one clock that all the processes sharing it
+// see alike: PostgreSQL's now(), Redis's TIME, the file store's process. The
+// callers' clocks may be skewed against each other by minutes; they only ever
+// measure elapsed time against their own readings. Ages ("is this key older
+// than the provider keeps keys?") are computed from Reservation.Now and the
+// record's CreatedAt, both on the store's clock, and leases run out on it.
+//
+// # Attempts
+//
+// An intent is one order; it may take several attempts to pay, each with its
+// own key and parameters, of which at most one succeeds. The record holds the
+// current attempt and keeps the earlier ones, all definitely failed, in
+// History. A new attempt begins only from a failed record (see Reserve).
 //
 // Records are identified by (Namespace, IntentID): the same intent ID under
 // two namespaces (two providers, or two merchant accounts) is two records.
@@ -23,46 +43,69 @@ import (
 // for stores shared by a fleet, by multiple processes. Every implementation
 // should pass the conformance suite in package keystore/storetest.
 type KeyStore interface {
-	// Reserve stores r if no record exists for (r.Namespace, r.IntentID)
-	// and returns it with Created and Claimed set. If a record exists it is
-	// returned as stored, and the lease on it is taken for r.LeaseOwner
-	// until r.LeaseUntil (Claimed set, UpdatedAt set to r.UpdatedAt) when the
-	// record is open or pending and its lease is free, expired at
-	// r.UpdatedAt, or already held by r.LeaseOwner. A succeeded or failed
-	// record, or one leased to another owner, is returned with Claimed false
-	// and unchanged. The insert or claim must be durable before Reserve
+	// Reserve inserts, claims or reads the record of (r.Namespace,
+	// r.IntentID), in one atomic step, and returns it as stored after the
+	// call with Now, the store's clock at that step:
+	//
+	//   - No record: it is inserted as attempt r.Attempt, open, with r's
+	//     key and fingerprint, CreatedAt = UpdatedAt = Now, leased to
+	//     r.Owner until Now + r.Lease, Creator r.Owner. Created and Claimed.
+	//   - A failed record whose Attempt is r.Attempt-1: a new attempt
+	//     begins. The failed attempt is appended to History, and the record
+	//     becomes attempt r.Attempt with r's key and fingerprint, open,
+	//     CreatedAt = UpdatedAt = Now, ClosedAt, ProviderRef and Result
+	//     cleared, leased to r.Owner. Created and Claimed.
+	//   - An open or pending record with r's fingerprint whose lease is
+	//     free, held by r.Owner, or over (LeaseUntil at or before Now): the
+	//     lease is taken for r.Owner until Now + r.Lease and UpdatedAt set
+	//     to Now. Claimed. Renewing a lease is this case.
+	//   - Anything else (a closed record, another fingerprint, a lease held
+	//     by another owner): nothing changes; neither Created nor Claimed.
+	//
+	// Created is also reported when r.Owner is the record's Creator and
+	// r.Key its key, so that a Reserve that a client library repeats after
+	// losing the reply (go-redis re-runs a script) still tells the caller
+	// that its key is new. The insert or claim is durable before Reserve
 	// returns.
-	Reserve(ctx context.Context, r Record) (Reservation, error)
+	Reserve(ctx context.Context, r ReserveRequest) (Reservation, error)
 
-	// Resolve records what is known about an open or pending intent and
-	// releases its lease. It changes nothing and returns, checking in this
-	// order: ErrNotFound when there is no record, ErrKeyMismatch when the
-	// stored key is not res.Key, ErrAlreadyResolved when the record is
-	// already succeeded or failed, and ErrLeaseLost when res.LeaseOwner is
-	// set and is not the record's current LeaseOwner. The owner is checked
-	// in the same atomic step as the write, so a late release by an
-	// instance whose lease was taken over never frees the new holder's
-	// lease.
+	// Resolve records what is known about the current attempt of an open
+	// or pending intent and releases its lease. It changes nothing and
+	// returns, checking in this order: ErrNotFound when there is no record,
+	// ErrKeyMismatch when the stored key is not res.Key, ErrAlreadyResolved
+	// when the record is already succeeded or failed, and ErrLeaseLost when
+	// res.LeaseOwner is set and is not the record's current LeaseOwner. The
+	// owner is checked in the same atomic step as the write, so a late
+	// release by a flight whose lease was taken over never frees the new
+	// holder's lease. UpdatedAt becomes the store's now, and so does
+	// ClosedAt when res.State is succeeded or failed. With res.Durable the
+	// write is durable before Resolve returns.
 	Resolve(ctx context.Context, res Resolution) error
 
 	// Load returns the record of an intent, or ErrNotFound.
 	Load(ctx context.Context, namespace, intentID string) (Record, error)
 
 	// ListOpen returns up to limit records of the namespace whose state is
-	// StateOpen or StatePending, oldest first. A limit of zero or less
-	// means no limit.
-	ListOpen(ctx context.Context, namespace string, limit int) ([]Record, error)
+	// StateOpen or StatePending, in (CreatedAt, IntentID) order, starting
+	// strictly after the cursor (the zero Cursor is the start). Paging
+	// with the cursor of the last record returned reaches every record
+	// that stays open throughout, however many come before it. limit must
+	// be positive.
+	ListOpen(ctx context.Context, namespace string, after Cursor, limit int) ([]Record, error)
 
-	// Expire deletes succeeded and failed records created before cutoff and
-	// returns how many it deleted. A deleted record is forgotten: charging
-	// its intent again makes a new key, so keep records longer than any
-	// caller may retry an intent. Open and pending records are never
-	// deleted by Expire: they stand for money that may have moved and
-	// must be settled first.
-	Expire(ctx context.Context, cutoff time.Time) (int, error)
+	// Expire deletes the succeeded and failed records of every namespace
+	// that were closed more than retention ago by the store's clock, and
+	// returns how many it deleted. Retention runs from ClosedAt, never from
+	// CreatedAt: an intent that stayed open for a week and settled today
+	// answers replays for the whole retention after today. A deleted record
+	// is forgotten: charging its intent again makes a new key, so keep
+	// records longer than any caller may retry an intent. Open and pending
+	// records are never deleted: they stand for money that may have moved
+	// and must be settled first.
+	Expire(ctx context.Context, retention time.Duration) (int, error)
 }
 
-// State is where an intent stands in its KeyStore.
+// State is where an intent's current attempt stands in its KeyStore.
 type State string
 
 const (
@@ -70,13 +113,13 @@ const (
 	// it; the outcome is not known.
 	StateOpen State = "open"
 	// StatePending: the provider accepted the charge but has not finished
-	// it (3-D Secure, an asynchronous method). The key need not be sent
-	// again; the charge is settled by looking it up by ProviderRef.
+	// it (3-D Secure, a hosted page, konbini). Money has not moved yet and
+	// may still; the charge is settled by looking it up by ProviderRef.
 	StatePending State = "pending"
 	// StateSucceeded: the charge succeeded; Result holds it.
 	StateSucceeded State = "succeeded"
-	// StateFailed: the charge definitely did not move money (a decline, an
-	// invalid request); Result holds the refusal.
+	// StateFailed: the attempt definitely did not move money (a decline,
+	// an invalid request, a provider never reached); Result holds why.
 	StateFailed State = "failed"
 )
 
@@ -96,54 +139,124 @@ func (s State) Valid() bool {
 type Record struct {
 	Namespace   string    // provider and account, e.g. "stripe:acct_123"
 	IntentID    string    // the caller's order or intent ID
-	Key         string    // the idempotency key sent with every attempt
-	Fingerprint string    // hash of the charge parameters, to refuse re-use
+	Attempt     int       // the current attempt, 1 for the first
+	Key         string    // the idempotency key of the current attempt
+	Fingerprint string    // hash of the current attempt's parameters
 	State       State     // open until the outcome is known
-	CreatedAt   time.Time // when the key was reserved
-	UpdatedAt   time.Time // last Reserve claim or Resolve
-	LeaseOwner  string    // the client instance charging it now, if any
-	LeaseUntil  time.Time // the lease is free from this instant on
+	CreatedAt   time.Time // when the current attempt's key was reserved (store clock)
+	UpdatedAt   time.Time // last claim or Resolve (store clock)
+	ClosedAt    time.Time // when the state became succeeded or failed (store clock); zero while unsettled
+	Creator     string    // the owner whose Reserve made the current attempt
+	LeaseOwner  string    // the flight that may send it now, if any
+	LeaseUntil  time.Time // the lease is free from this instant on (store clock)
 	ProviderRef string    // the provider's charge ID, once known
 	Result      []byte    // the encoded outcome, for replay without a request
+	History     []PastAttempt
 }
 
-// ClaimableBy reports whether a Reserve by owner at the instant at may take
-// the lease of the stored record r: r is open or pending, and its lease is
-// free, held by owner already, or expired (it is free from LeaseUntil on,
-// so a crashed holder is replaced without waiting one more tick). Stores
-// written in Go use it so that they all apply the one rule; stores in SQL
-// or Lua state the same rule there, and storetest checks them all.
-func (r Record) ClaimableBy(owner string, at time.Time) bool {
-	if r.State.Closed() {
+// PastAttempt is an earlier attempt of an intent, kept in Record.History.
+// Only failed attempts are ever followed by another, so its State is
+// StateFailed.
+type PastAttempt struct {
+	Attempt     int       `json:"attempt"`
+	Key         string    `json:"key"`
+	Fingerprint string    `json:"fingerprint"`
+	State       State     `json:"state"`
+	CreatedAt   time.Time `json:"created_at"`
+	ClosedAt    time.Time `json:"closed_at"`
+	ProviderRef string    `json:"provider_ref,omitempty"`
+	Result      []byte    `json:"result,omitempty"`
+}
+
+// Past returns r's current attempt as a PastAttempt, as Reserve appends it
+// to History when a new attempt begins.
+func (r Record) Past() PastAttempt {
+	return PastAttempt{Attempt: r.Attempt, Key: r.Key, Fingerprint: r.Fingerprint, State: r.State,
+		CreatedAt: r.CreatedAt, ClosedAt: r.ClosedAt, ProviderRef: r.ProviderRef, Result: r.Result}
+}
+
+// ClaimableBy reports whether a Reserve by owner with fingerprint fp at the
+// store's instant now may take the lease of the stored record r: r is open
+// or pending, carries fp, and its lease is free, held by owner already, or
+// over (it is free from LeaseUntil on, so a crashed holder is replaced
+// without waiting one more tick). Stores written in Go use it so that they
+// all apply the one rule; stores in SQL or Lua state the same rule there,
+// and storetest checks them all.
+func (r Record) ClaimableBy(owner, fp string, now time.Time) bool {
+	if r.State.Closed() || r.Fingerprint != fp {
 		return false
 	}
-	return r.LeaseOwner == "" || r.LeaseOwner == owner || !at.Before(r.LeaseUntil)
+	return r.LeaseOwner == "" || r.LeaseOwner == owner || !now.Before(r.LeaseUntil)
+}
+
+// BeginsAttempt reports whether a Reserve of attempt n starts a new attempt
+// over the stored record r: r is failed and n follows its attempt.
+func (r Record) BeginsAttempt(n int) bool {
+	return r.State == StateFailed && n == r.Attempt+1
+}
+
+// CreatedFor reports whether req made r's current attempt: the rule that
+// keeps Created true for a Reserve repeated after a lost reply.
+func (r Record) CreatedFor(req ReserveRequest) bool {
+	return req.Owner != "" && r.Creator == req.Owner && r.Key == req.Key && r.Attempt == req.Attempt
+}
+
+// ReserveRequest is what KeyStore.Reserve is asked to insert or claim.
+type ReserveRequest struct {
+	Namespace   string
+	IntentID    string
+	Attempt     int           // 1 for a first attempt; the failed record's Attempt+1 for a new one
+	Key         string        // the key of the attempt, if this call makes it
+	Fingerprint string        // the parameters the caller will send
+	Owner       string        // the flight asking for the lease; unique per flight
+	Lease       time.Duration // how long the lease lasts from the store's now; positive
 }
 
 // Reservation is the answer of KeyStore.Reserve.
 type Reservation struct {
-	Record  Record // the record as stored after the call
-	Created bool   // this call inserted the record: its key is new
-	Claimed bool   // the caller holds the lease and may send
+	Record  Record    // the record as stored after the call
+	Created bool      // the call made the current attempt: its key is new
+	Claimed bool      // the caller holds the lease and may send
+	Now     time.Time // the store's clock at the call
+}
+
+// Cursor is a place in ListOpen's order: the CreatedAt and IntentID of the
+// last record read. The zero Cursor is the start.
+type Cursor struct {
+	CreatedAt time.Time
+	IntentID  string
+}
+
+// CursorOf is the cursor just past r, to ask ListOpen for the next page.
+func CursorOf(r Record) Cursor { return Cursor{CreatedAt: r.CreatedAt, IntentID: r.IntentID} }
+
+// After reports whether r comes strictly after c in ListOpen's order.
+func (c Cursor) After(r Record) bool {
+	if d := r.CreatedAt.Compare(c.CreatedAt); d != 0 {
+		return d > 0
+	}
+	return r.IntentID > c.IntentID
 }
 
 // Resolution is what KeyStore.Resolve writes.
 type Resolution struct {
 	Namespace   string
 	IntentID    string
-	Key         string    // must equal the stored key
-	State       State     // StateOpen only releases the lease
-	ProviderRef string    // kept unless empty
-	Result      []byte    // kept unless nil
-	At          time.Time // becomes UpdatedAt
+	Key         string // must equal the stored key
+	State       State  // StateOpen only releases the lease
+	ProviderRef string // kept unless empty
+	Result      []byte // kept unless nil
 	// LeaseOwner, when set, makes Resolve conditional on the lease: if the
-	// record's current LeaseOwner is not LeaseOwner (another instance
+	// record's current LeaseOwner is not LeaseOwner (another flight
 	// claimed it after the lease ran out, or it was released), Resolve
 	// changes nothing and returns ErrLeaseLost. Set it to release a lease
-	// (State StateOpen), so that a slow instance cannot free the lease of
-	// the instance that took over. Empty skips the check: a known outcome
-	// is a fact whoever holds the lease, and is recorded as one.
+	// (State StateOpen), so that a slow flight cannot free the lease of
+	// the one that took over. Empty skips the check: a known outcome is a
+	// fact whoever holds the lease, and is recorded as one.
 	LeaseOwner string
+	// Durable makes Resolve return only once the write would survive a
+	// crash of the store's server (PostgreSQL: a synchronous commit).
+	Durable bool
 }
 
 // Errors returned by KeyStore implementations.
@@ -155,8 +268,23 @@ var (
 	// ErrAlreadyResolved: Resolve was called on a succeeded or failed record.
 	ErrAlreadyResolved = errors.New("idempay: intent already resolved")
 	// ErrLeaseLost: Resolve named a LeaseOwner that no longer holds the
-	// record's lease (it ran out and another instance claimed it, or it was
-	// released). Nothing was changed. After a release this is expected and
-	// harmless: the lease was no longer the caller's to give back.
+	// record's lease (it ran out and another flight claimed it, or it was
+	// released). Nothing was changed.
 	ErrLeaseLost = errors.New("idempay: lease no longer held by this owner")
 )
+
+// CheckReserveRequest refuses a request no store should act on. Stores
+// call it first, so that every store refuses the same requests.
+func CheckReserveRequest(r ReserveRequest) error {
+	switch {
+	case r.Namespace == "" || r.IntentID == "":
+		return errors.New("idempay: reserve: empty namespace or intent ID")
+	case r.Attempt < 1:
+		return errors.New("idempay: reserve: attempt must be 1 or more")
+	case r.Key == "" || r.Owner == "":
+		return errors.New("idempay: reserve: empty key or owner")
+	case r.Lease <= 0:
+		return errors.New("idempay: reserve: lease must be positive")
+	}
+	return nil
+}

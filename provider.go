@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"time"
 )
 
 // Provider adapts one payment API to the Client: it builds the request of
@@ -12,8 +13,16 @@ import (
 // providers (paths, encodings, headers, error bodies, replay spellings) is
 // here.
 //
-// Optional capabilities are further interfaces found by type assertion:
-// Finder (look a charge up by intent, to settle without resending).
+// Optional capabilities are further interfaces found by type assertion, in
+// the manner of database/sql/driver; this is the complete list:
+//
+//   - Finder: look a charge up by intent, to settle without resending.
+//   - LookupGuard: the provider does not de-duplicate by key, so every
+//     resend is preceded by a lookup.
+//   - KeyWindower: how long the provider keeps a key (default 24 h);
+//     Config.KeyRetention must stay below it.
+//   - SecretFielder: members of the provider's answers that are secrets
+//     (a client secret) and never reach the store, errors or logs.
 type Provider interface {
 	// Name is the provider part of every KeyStore namespace, e.g. "stripe".
 	Name() string
@@ -54,10 +63,29 @@ type LookupGuard interface {
 	LookupBeforeResend() bool
 }
 
+// KeyWindower is implemented by providers that say how long they keep an
+// idempotency key. Past that a resent key charges again, so New refuses a
+// Config.KeyRetention that is not shorter.
+type KeyWindower interface {
+	KeyWindow() time.Duration
+}
+
+// SecretFielder is implemented by providers whose answers carry secrets
+// besides the request's Source and the credentials (which are always taken
+// out): Stripe's client_secret, say. The Client replaces those members'
+// values, anywhere in the answer, before keeping it in Charge.Raw.
+type SecretFielder interface {
+	SecretFields() []string
+}
+
 // Target is where and as whom a Provider sends.
 type Target struct {
 	BaseURL     *url.URL
 	Credentials Secret
+	// Namespace is the client's KeyStore namespace (provider and account),
+	// for adapters that tag charges so that a lookup never takes another
+	// account's charge for this one's.
+	Namespace string
 }
 
 // Kind classifies what one answer says about the money and what to do next.

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -28,7 +29,14 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if probe == nil {
 		return t.base.RoundTrip(req)
 	}
-	probe.sent.Add(1)
+	if probe.held != nil && !probe.held() {
+		// No lease time left: another flight may be sending this intent
+		// by now, so not one byte of this attempt may leave.
+		return nil, fmt.Errorf("%w: not sent", ErrLeaseLost)
+	}
+	if probe.sent != nil {
+		probe.sent.Add(1)
+	}
 	probe.wrote.Store(false)
 	trace := &httptrace.ClientTrace{
 		// Once the headers are out, the server may act on the request:
@@ -41,10 +49,12 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 }
 
 // wireProbe records, for the attempt in progress, whether any of it was
-// written, and how many requests went out.
+// written, and counts the requests that went out. held, when set, is asked
+// before each request leaves: the flight's lease must still be held.
 type wireProbe struct {
-	sent  atomic.Int32
+	sent  *atomic.Int32
 	wrote atomic.Bool
+	held  func() bool
 }
 
 type probeKey struct{}

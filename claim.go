@@ -1,0 +1,340 @@
+package idempay
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Claim is a lease on one record of a KeyStore, held while work runs and
+// given back exactly once: closed with the work's result, or released so
+// that the next caller may try again. It is the one protocol the Client, the
+// webhook Deduper and the server-side guard follow, the way database/sql's
+// Tx owns Commit and Rollback over a driver's transaction:
+//
+//	reserve ─▶ work under Context() ─▶ Close(result) or Release()
+//	              ▲ renewed every Lease/3 while the work runs
+//
+// The lease is renewed by a heartbeat, so a short lease costs nothing while
+// the holder lives and a crash frees the record within one lease. If a
+// renewal finds the lease lost (taken over after a pause longer than the
+// lease, or the record closed by someone else), or the lease runs out on the
+// holder's own clock before a renewal succeeds, Context is cancelled with
+// ErrLeaseLost as its cause: work that sends must stop, because another
+// flight may now be sending.
+//
+// Close and Release run on a context detached from the caller's (an outcome
+// is recorded even when the caller has stopped waiting), bounded by
+// ClaimConfig.WriteTimeout. Whether a close must be durable is part of the
+// ClaimConfig, not of each call, so that no caller can forget it.
+//
+// A Claim is safe for concurrent use.
+type Claim struct {
+	cfg   ClaimConfig
+	rec   Record
+	owner string
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	stop   chan struct{} // closed by finish: the heartbeat ends
+	beat   sync.WaitGroup
+
+	mu       sync.Mutex
+	deadline time.Time // on cfg.Clock: no work after it
+	lapsed   bool      // the lease may have been someone else's for a while
+	finished bool
+}
+
+// ClaimConfig says how a Claim is taken and kept.
+type ClaimConfig struct {
+	// Store keeps the record. Required.
+	Store KeyStore
+	// Lease is how long each claim or renewal holds the record. Required,
+	// at least MinLease; the heartbeat renews it every Lease/3.
+	Lease time.Duration
+	// MaxAge, if positive, ends the claim (as lost) once the current
+	// attempt is older than MaxAge on the store's clock: the Client's
+	// KeyRetention, past which a key is never resent.
+	MaxAge time.Duration
+	// Durable makes Close durable (Resolution.Durable): for results that
+	// nothing else could replay.
+	Durable bool
+	// WriteTimeout bounds Close, Release and each renewal. Default 5 s.
+	WriteTimeout time.Duration
+	// Instance prefixes every lease owner, to tell the holders apart in
+	// the store. Default "idempay".
+	Instance string
+	// Clock measures elapsed time on the holder's side; it must not jump
+	// back (time.Now does not: its readings carry the monotonic clock).
+	// Default time.Now.
+	Clock func() time.Time
+	// Logger receives renewal failures at debug and warn level.
+	Logger *slog.Logger
+}
+
+// MinLease is the shortest lease a Claim accepts: a renewal must fit three
+// times into it with room for a slow store.
+const MinLease = 300 * time.Millisecond
+
+// ErrLeaseLost is also the cause of a Claim's Context once its lease is
+// lost; see KeyStore.Resolve for its meaning there.
+
+// ErrClaimFinished is returned by Close or Release on a Claim already
+// closed or released.
+var ErrClaimFinished = errors.New("idempay: claim already closed or released")
+
+// Reserve reserves req's record through cfg.Store and, if the caller got
+// the lease, returns a Claim on it whose heartbeat has started; otherwise
+// the Claim is nil and the Reservation says why (closed, other parameters,
+// leased to another flight). req.Owner and req.Lease are filled in from cfg
+// when empty. The Claim's Context derives from ctx's values but not from
+// its cancellation: the work it guards outlives an impatient caller.
+func (cfg ClaimConfig) Reserve(ctx context.Context, req ReserveRequest) (*Claim, Reservation, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.check(); err != nil {
+		return nil, Reservation{}, err
+	}
+	if req.Owner == "" {
+		req.Owner = cfg.NewOwner()
+	}
+	req.Lease = cfg.Lease
+	start := cfg.Clock()
+	res, err := cfg.Store.Reserve(ctx, req)
+	if err != nil || !res.Claimed {
+		return nil, res, err
+	}
+	cl := &Claim{cfg: cfg, rec: res.Record, owner: req.Owner, stop: make(chan struct{})}
+	cl.ctx, cl.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	cl.setDeadline(start, res)
+	if cl.deadline.After(start) {
+		cl.beat.Add(1)
+		go cl.heartbeat(req)
+	} else {
+		cl.lose(fmt.Errorf("%w: attempt older than %s", ErrLeaseLost, cfg.MaxAge))
+	}
+	return cl, res, nil
+}
+
+// NewOwner makes a lease owner unique to one flight: the instance name and
+// a random suffix. One owner per flight, never per process, because a store
+// lets an owner re-claim its own lease.
+func (cfg ClaimConfig) NewOwner() string {
+	return cmp.Or(cfg.Instance, "idempay") + "/" + rand.Text()[:16]
+}
+
+func (cfg ClaimConfig) withDefaults() ClaimConfig {
+	cfg.WriteTimeout = cmp.Or(cfg.WriteTimeout, 5*time.Second)
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return cfg
+}
+
+func (cfg ClaimConfig) check() error {
+	switch {
+	case isNil(cfg.Store):
+		return configErr("Store", "is nil")
+	case cfg.Lease < MinLease:
+		return configErr("Lease", "%s is shorter than the minimum %s", cfg.Lease, MinLease)
+	case cfg.MaxAge < 0:
+		return configErr("MaxAge", "is negative")
+	}
+	return nil
+}
+
+// Record is the record as it was when the claim was taken or last renewed.
+func (cl *Claim) Record() Record {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.rec
+}
+
+// Owner is the lease owner this claim holds the record as.
+func (cl *Claim) Owner() string { return cl.owner }
+
+// Context is cancelled, with cause ErrLeaseLost, once the lease is lost or
+// has run out, and when the claim is closed or released.
+func (cl *Claim) Context() context.Context { return cl.ctx }
+
+// Held reports whether the lease is still held with time left on the
+// holder's clock: the check before every byte that may move money.
+func (cl *Claim) Held() bool {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return !cl.finished && cl.ctx.Err() == nil && cl.cfg.Clock().Before(cl.deadline)
+}
+
+// Lapsed reports whether the lease may have been another flight's at some
+// point since it was taken: lost, run out, or renewed only after running
+// out. Then "this flight made the key and nothing it sent arrived" no longer
+// proves that nothing was charged.
+func (cl *Claim) Lapsed() bool {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.lapsed
+}
+
+// Close records the work's known outcome and gives the lease back. The
+// outcome is a fact whoever holds the lease by now, so it names no owner;
+// it is durable if the ClaimConfig says so.
+func (cl *Claim) Close(ctx context.Context, st State, providerRef string, result []byte) error {
+	if !cl.finish() {
+		return ErrClaimFinished
+	}
+	return cl.write(ctx, Resolution{State: st, ProviderRef: providerRef, Result: result, Durable: cl.cfg.Durable})
+}
+
+// CloseIfHeld closes like Close, but only while this claim holds the lease
+// and never lost it: the store checks the owner in the same step as the
+// write. It is for outcomes that rest on "nothing this flight sent arrived",
+// which another holder's requests would make false. It returns ErrLeaseLost,
+// and changes nothing, when the lease was lost or had lapsed.
+func (cl *Claim) CloseIfHeld(ctx context.Context, st State, result []byte) error {
+	if !cl.finish() {
+		return ErrClaimFinished
+	}
+	if cl.Lapsed() {
+		return ErrLeaseLost
+	}
+	return cl.write(ctx, Resolution{State: st, Result: result, LeaseOwner: cl.owner, Durable: cl.cfg.Durable})
+}
+
+// Release gives the lease back and leaves the record unsettled, for the
+// next caller to try again. It names this claim's owner, so after a
+// takeover it changes nothing and returns ErrLeaseLost: the lease was no
+// longer this claim's to give back.
+func (cl *Claim) Release(ctx context.Context) error {
+	return cl.ReleaseWith(ctx, nil)
+}
+
+// ReleaseWith releases the lease like Release and, if result is not nil,
+// stores it with the unsettled record (a pending charge's latest state).
+func (cl *Claim) ReleaseWith(ctx context.Context, result []byte) error {
+	if !cl.finish() {
+		return ErrClaimFinished
+	}
+	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner})
+}
+
+// finish stops the heartbeat, once; it reports whether this call did.
+func (cl *Claim) finish() bool {
+	cl.mu.Lock()
+	if cl.finished {
+		cl.mu.Unlock()
+		return false
+	}
+	cl.finished = true
+	cl.mu.Unlock()
+	close(cl.stop)
+	cl.beat.Wait()
+	cl.cancel(ErrClaimFinished)
+	return true
+}
+
+func (cl *Claim) write(ctx context.Context, res Resolution) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cl.cfg.WriteTimeout)
+	defer cancel()
+	rec := cl.Record()
+	res.Namespace, res.IntentID, res.Key = rec.Namespace, rec.IntentID, rec.Key
+	return cl.cfg.Store.Resolve(ctx, res)
+}
+
+// heartbeat renews the lease every Lease/3 until the claim finishes or the
+// lease is lost. A renewal that fails for a store error is tried again at
+// the next beat; once the deadline passes without one, the lease is lost.
+func (cl *Claim) heartbeat(req ReserveRequest) {
+	defer cl.beat.Done()
+	tick := time.NewTicker(cl.cfg.Lease / 3)
+	defer tick.Stop()
+	for {
+		timeout := time.NewTimer(max(cl.until(), 0))
+		select {
+		case <-cl.stop:
+			timeout.Stop()
+			return
+		case <-timeout.C:
+			cl.lose(fmt.Errorf("%w: lease ran out before it could be renewed", ErrLeaseLost))
+			return
+		case <-tick.C:
+			timeout.Stop()
+			if !cl.renew(req) {
+				return
+			}
+		}
+	}
+}
+
+// until is how long the lease has left on the holder's clock.
+func (cl *Claim) until() time.Duration {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.deadline.Sub(cl.cfg.Clock())
+}
+
+// renew claims the record again as the same owner; it reports whether the
+// heartbeat should go on.
+func (cl *Claim) renew(req ReserveRequest) bool {
+	start := cl.cfg.Clock()
+	ctx, cancel := context.WithTimeout(cl.ctx, min(cl.cfg.WriteTimeout, cl.cfg.Lease/3))
+	res, err := cl.cfg.Store.Reserve(ctx, req)
+	cancel()
+	switch {
+	case err != nil:
+		cl.cfg.Logger.LogAttrs(context.Background(), slog.LevelDebug, "idempay: lease renewal failed; trying again",
+			slog.String("intent", req.IntentID), slog.String("error", err.Error()))
+		return true
+	case !res.Claimed:
+		cl.lose(fmt.Errorf("%w: renewal refused (record %s, leased to another flight: %t)",
+			ErrLeaseLost, res.Record.State, res.Record.LeaseOwner != "" && res.Record.LeaseOwner != req.Owner))
+		return false
+	}
+	cl.mu.Lock()
+	if !start.Before(cl.deadline) {
+		cl.lapsed = true // renewed, but only after it had run out
+	}
+	cl.rec = res.Record
+	cl.mu.Unlock()
+	cl.setDeadline(start, res)
+	if cl.until() <= 0 {
+		cl.lose(fmt.Errorf("%w: attempt older than %s", ErrLeaseLost, cl.cfg.MaxAge))
+		return false
+	}
+	return true
+}
+
+// setDeadline computes, on the holder's clock, when the lease granted by
+// res runs out. start was read before the Reserve was sent, and the store
+// stamped the lease no earlier, so start+Lease is never later than the
+// store's LeaseUntil. MaxAge shortens it the same way.
+func (cl *Claim) setDeadline(start time.Time, res Reservation) {
+	d := start.Add(cl.cfg.Lease)
+	if cl.cfg.MaxAge > 0 {
+		age := res.Now.Sub(res.Record.CreatedAt)
+		d = minTime(d, start.Add(cl.cfg.MaxAge-age))
+	}
+	cl.mu.Lock()
+	cl.deadline = d
+	cl.mu.Unlock()
+}
+
+func (cl *Claim) lose(cause error) {
+	cl.mu.Lock()
+	cl.lapsed = true
+	cl.mu.Unlock()
+	cl.cancel(cause)
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,203 @@
+package idempay
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+)
+
+// flightGroup runs at most one flight per intent in this process, whatever
+// the parameters: identical concurrent calls share it, a call with other
+// parameters waits for it to end and then runs its own (and finds the first
+// one's record). Flights run on their own goroutine under a context detached
+// from the caller's, so a caller who stops waiting does not stop the charge.
+type flightGroup struct {
+	mu     sync.Mutex
+	calls  map[string]*call // by intent ID
+	closed bool
+	wg     sync.WaitGroup // flights and settles still running
+}
+
+// call is one flight and the callers waiting for it.
+type call struct {
+	fp, key string // the parameters and caller key it was started with
+	done    chan struct{}
+	prog    progress
+	ch      *Charge
+	err     error
+}
+
+// progress is what a caller who stops waiting is told: the intent's key
+// and the requests sent so far. It also holds the flight's claim, so that a
+// panic can give the lease back.
+type progress struct {
+	key   atomic.Pointer[string]
+	sent  atomic.Int32
+	claim atomic.Pointer[Claim]
+}
+
+func (p *progress) setKey(k string) { p.key.Store(&k) }
+
+// Key is the intent's key, once reserved.
+func (p *progress) Key() string {
+	if k := p.key.Load(); k != nil {
+		return *k
+	}
+	return ""
+}
+
+func (g *flightGroup) do(ctx context.Context, c *Client, req ChargeRequest, fp string) (*Charge, error) {
+	for {
+		g.mu.Lock()
+		if g.closed {
+			g.mu.Unlock()
+			return nil, closedError(req.IntentID)
+		}
+		cur := g.calls[req.IntentID]
+		if cur == nil {
+			cur = g.start(ctx, c, req, fp)
+			g.mu.Unlock()
+			return cur.wait(ctx, req.IntentID)
+		}
+		g.mu.Unlock()
+		if cur.fp == fp && cur.key == req.Key {
+			return cur.wait(ctx, req.IntentID)
+		}
+		select { // another flight of the intent, other parameters: ours comes after it
+		case <-cur.done:
+		case <-ctx.Done():
+			return nil, stoppedWaiting(req.IntentID, "", 0, ctx)
+		}
+	}
+}
+
+// start registers and launches a flight; g.mu is held.
+func (g *flightGroup) start(ctx context.Context, c *Client, req ChargeRequest, fp string) *call {
+	if g.calls == nil {
+		g.calls = make(map[string]*call)
+	}
+	cl := &call{fp: fp, key: req.Key, done: make(chan struct{})}
+	g.calls[req.IntentID] = cl
+	g.wg.Add(1)
+	fctx := context.WithoutCancel(ctx)
+	go func() {
+		defer g.wg.Done()
+		defer g.finish(req.IntentID, cl)
+		cl.ch, cl.err = c.contained(req, &cl.prog, func() (*Charge, error) {
+			return c.charge(fctx, req, fp, &cl.prog)
+		})
+	}()
+	return cl
+}
+
+func (g *flightGroup) finish(intent string, cl *call) {
+	g.mu.Lock()
+	delete(g.calls, intent)
+	g.mu.Unlock()
+	close(cl.done)
+}
+
+// settle runs Settle's work, counted for Close and with panics contained.
+func (g *flightGroup) settle(ctx context.Context, c *Client, intentID string) (*Charge, error) {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil, closedError(intentID)
+	}
+	g.wg.Add(1)
+	g.mu.Unlock()
+	defer g.wg.Done()
+	var prog progress
+	ch, err := c.contained(ChargeRequest{IntentID: intentID}, &prog, func() (*Charge, error) {
+		return c.settle(ctx, intentID, &prog)
+	})
+	return copyResult(ch, err)
+}
+
+func (g *flightGroup) close(ctx context.Context) error {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	done := make(chan struct{})
+	go func() { g.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("idempay: close: flights still running: %w", ctx.Err())
+	}
+}
+
+// wait waits for the flight or for the caller to give up, whichever comes
+// first; a flight that ended too says more than giving up.
+func (cl *call) wait(ctx context.Context, intent string) (*Charge, error) {
+	select {
+	case <-cl.done:
+	case <-ctx.Done():
+		select {
+		case <-cl.done:
+		default:
+			return nil, stoppedWaiting(intent, cl.prog.Key(), int(cl.prog.sent.Load()), ctx)
+		}
+	}
+	return copyResult(cl.ch, cl.err)
+}
+
+// copyResult gives each caller its own Charge and ChargeError, so that one
+// caller changing its copy cannot change another's.
+func copyResult(ch *Charge, err error) (*Charge, error) {
+	if ch != nil {
+		c := *ch
+		ch = &c
+	}
+	if ce, ok := err.(*ChargeError); ok {
+		e := *ce
+		err = &e
+	}
+	return ch, err
+}
+
+func stoppedWaiting(intent, key string, sent int, ctx context.Context) error {
+	return &ChargeError{IntentID: intent, Key: key, Outcome: OutcomeUnknown, Attempts: sent,
+		Err: fmt.Errorf("%w: %w", ErrStoppedWaiting, context.Cause(ctx))}
+}
+
+func closedError(intent string) error {
+	// Nothing looked up: an earlier call may have charged the intent.
+	return &ChargeError{IntentID: intent, Outcome: OutcomeUnknown, Err: ErrClosed}
+}
+
+// contained runs a flight's work and turns a panic anywhere in it (an
+// adapter, the store, Encode, NewKey, the Clock) into an unknown outcome, so
+// that the process lives: the panic value (secrets taken out) and stack go
+// to the log and into a *PanicError, and the flight's lease is given back
+// so that the next call may resume the intent with its key.
+func (c *Client) contained(req ChargeRequest, prog *progress, run func() (*Charge, error)) (ch *Charge, err error) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		perr := &PanicError{Message: redact(fmt.Sprint(v), req.Source, c.target.Credentials), Stack: debug.Stack()}
+		c.log.LogAttrs(context.Background(), slog.LevelError, "idempay: panic in a flight; outcome unknown",
+			slog.String("intent", req.IntentID), slog.String("panic", perr.Message), slog.String("stack", string(perr.Stack)))
+		c.abandon(prog)
+		ch, err = nil, &ChargeError{IntentID: req.IntentID, Key: prog.Key(), Outcome: OutcomeUnknown,
+			Attempts: int(prog.sent.Load()), Err: perr}
+	}()
+	return run()
+}
+
+// abandon releases the claim of a flight that panicked, if it holds one;
+// a panic there too is swallowed, and the lease then runs out.
+func (c *Client) abandon(prog *progress) {
+	cl := prog.claim.Load()
+	if cl == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	_ = cl.Release(context.Background())
+}

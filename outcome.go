@@ -1,0 +1,223 @@
+package idempay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+)
+
+// conclude turns the deciding verdict of a flight into the caller's answer
+// and the intent's state in the store. It is where "never say failed when
+// the truth is unknown" is enforced: a refusal counts as definite only if
+// nothing before it could have moved money (the key was new, no earlier
+// attempt may have reached the provider, and the lease never lapsed), and
+// such a failure is recorded only while this flight still holds the lease;
+// a decline is final whatever came before, because the provider stores it
+// for the key and so speaks for every earlier attempt.
+func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error) (*Charge, error) {
+	fail := func(o Outcome, sentinel error) (*Charge, error) {
+		return nil, &ChargeError{IntentID: f.rec.IntentID, Key: f.rec.Key, Outcome: o, Attempts: f.sent(),
+			Err: joinCause(sentinel, v.Err, cause)}
+	}
+	earlier := f.mayHaveCharged(max(len(f.attempts)-1, 0))
+	switch v.Kind {
+	case KindSucceeded, KindPending:
+		ch := f.answer(v)
+		c.closeWith(ctx, f.claim, f.rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
+		return answerCharge(ch)
+	case KindDeclined:
+		c.closeWith(ctx, f.claim, f.rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind})
+		return fail(OutcomeFailed, ErrDeclined)
+	case KindInvalid, KindConfig, KindNotSent, KindRateLimited:
+		if earlier {
+			break
+		}
+		// Nothing reached the part that moves money, as far as this flight
+		// can tell; the store's owner check makes it certain: had another
+		// flight held the lease since, the failure is not recorded.
+		if err := c.failIfHeld(ctx, f.claim, &storedOutcome{Refusal: v.Err, Kind: v.Kind}); err != nil {
+			return fail(OutcomeUnknown, fmt.Errorf("%w: failure not recorded: %w", ErrOutcomeUnknown, err))
+		}
+		return fail(OutcomeFailed, failedSentinel(v.Kind))
+	}
+	c.release(ctx, f.claim)
+	return fail(OutcomeUnknown, unknownCause(v))
+}
+
+// answer completes the charge a verdict carries with what this flight knows.
+func (f *flight) answer(v Verdict) *Charge {
+	ch := *v.Charge
+	ch.Attempts = f.sent()
+	ch.Attempt = f.rec.Attempt
+	if f.settled != nil {
+		ch.Replayed, ch.ReplayedFrom = true, ReplayFromLookup
+	} else if v.Replayed {
+		ch.Replayed, ch.ReplayedFrom = true, ReplayFromServer
+	}
+	return &ch
+}
+
+// sent is how many requests this call has sent so far.
+func (f *flight) sent() int {
+	if f.prog == nil {
+		return 0
+	}
+	return int(f.prog.sent.Load())
+}
+
+// answerCharge is Charge's return for a succeeded or pending charge: a
+// pending one comes with an error, so that a caller who only checks err
+// never ships an order that is not paid.
+func answerCharge(ch *Charge) (*Charge, error) {
+	if ch.State == StatePending {
+		return ch, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomePending, Attempts: ch.Attempts, Err: ErrPending}
+	}
+	return ch, nil
+}
+
+func failedSentinel(k Kind) error {
+	switch k {
+	case KindDeclined:
+		return ErrDeclined
+	case KindInvalid:
+		return ErrInvalidRequest
+	case KindConfig:
+		return ErrConfig
+	}
+	return ErrUnreachable
+}
+
+// unknownCause names why an outcome is unknown.
+func unknownCause(v Verdict) error {
+	switch {
+	case v.Kind == KindKeyConflict:
+		return ErrKeyConflict
+	case v.Kind == KindInFlight:
+		return ErrInProgress
+	case v.Kind == KindServerError && v.Replayed:
+		return ErrStoredFailure
+	case v.Err == nil:
+		// No provider error to show: say what the last answer was.
+		return fmt.Errorf("idempay: last answer %s", v.Kind)
+	}
+	return nil
+}
+
+// joinCause builds the cause chain: the sentinel, the provider's error
+// (which unwraps to the same sentinel) and the transport error.
+func joinCause(sentinel error, apiErr *APIError, transport error) error {
+	var parts []error
+	if apiErr != nil {
+		e := *apiErr
+		e.kind = sentinel
+		parts = append(parts, &e)
+	} else if sentinel != nil {
+		parts = append(parts, sentinel)
+	}
+	if transport != nil {
+		parts = append(parts, transport)
+	}
+	switch len(parts) {
+	case 0:
+		return nil
+	case 1:
+		return parts[0]
+	}
+	return fmt.Errorf("%w: %w", parts[0], parts[1])
+}
+
+func stateOf(k Kind) State {
+	if k == KindPending {
+		return StatePending
+	}
+	return StateSucceeded
+}
+
+// closeWith records a known outcome through the flight's claim, or directly
+// when there is none (Settle holds no lease). A failure here is logged, not
+// returned: the caller already knows the outcome, and a lost close only
+// reopens the intent, which the next call settles by replay.
+func (c *Client) closeWith(ctx context.Context, claim *Claim, rec Record, st State, out *storedOutcome) {
+	raw, ref := out.encode()
+	var err error
+	if claim != nil {
+		err = claim.Close(ctx, st, ref, raw)
+	} else {
+		err = c.recordFact(ctx, rec, st, ref, raw)
+	}
+	if err != nil && !errors.Is(err, ErrAlreadyResolved) {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: could not record outcome; the intent stays open",
+			slog.String("intent", rec.IntentID), slog.String("state", string(st)), slog.String("error", err.Error()))
+	}
+}
+
+// recordFact writes an outcome learnt without a lease, as a fact.
+func (c *Client) recordFact(ctx context.Context, rec Record, st State, ref string, raw []byte) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.claims.withDefaults().WriteTimeout)
+	defer cancel()
+	return c.store.Resolve(ctx, Resolution{Namespace: rec.Namespace, IntentID: rec.IntentID, Key: rec.Key,
+		State: st, ProviderRef: ref, Result: raw})
+}
+
+// failIfHeld records a failure that rests on "nothing reached the
+// provider", only if the flight still holds its lease.
+func (c *Client) failIfHeld(ctx context.Context, claim *Claim, out *storedOutcome) error {
+	raw, _ := out.encode()
+	return claim.CloseIfHeld(ctx, StateFailed, raw)
+}
+
+// release gives the flight's lease back, keeping the intent open. After a
+// takeover the store refuses it (ErrLeaseLost): expected, logged at debug.
+func (c *Client) release(ctx context.Context, claim *Claim) {
+	err := claim.Release(ctx)
+	switch {
+	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrClaimFinished):
+		c.log.LogAttrs(ctx, slog.LevelDebug, "idempay: lease already lost; nothing to release",
+			slog.String("intent", claim.Record().IntentID))
+	case err != nil:
+		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: could not release lease",
+			slog.String("intent", claim.Record().IntentID), slog.String("error", err.Error()))
+	}
+}
+
+// fromStore answers from the intent's stored outcome, without a request.
+func (c *Client) fromStore(rec Record) (*Charge, error) {
+	var out storedOutcome
+	err := json.Unmarshal(rec.Result, &out)
+	switch {
+	case err == nil && rec.State == StateFailed:
+		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
+			Err: joinCause(failedSentinel(out.Kind), out.Refusal, nil)}
+	case err == nil && out.Charge != nil && (rec.State == StateSucceeded || rec.State == StatePending):
+		ch := *out.Charge
+		ch.State = rec.State
+		ch.Replayed, ch.ReplayedFrom, ch.Attempts = true, ReplayFromStore, 0
+		return answerCharge(&ch)
+	}
+	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State),
+		Err: fmt.Errorf("%w: stored %s outcome unreadable", ErrStore, rec.State)}
+}
+
+// storedOutcome is what a settled or pending intent keeps in Record.Result,
+// so a later Charge of the intent answers without a request.
+type storedOutcome struct {
+	Charge  *Charge   `json:"charge,omitempty"`
+	Refusal *APIError `json:"refusal,omitempty"`
+	Kind    Kind      `json:"kind"`
+}
+
+// encode returns the outcome as stored and the provider reference it names.
+func (o *storedOutcome) encode() ([]byte, string) {
+	raw, err := json.Marshal(o)
+	if err != nil {
+		// Charges and API errors are strings and numbers: this cannot
+		// happen, and an unreadable Result answers "unknown" anyway.
+		raw = nil
+	}
+	if o.Charge != nil {
+		return raw, o.Charge.ID
+	}
+	return raw, ""
+}

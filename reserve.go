@@ -1,0 +1,128 @@
+package idempay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// maxReserveSteps bounds how many attempts one call may try to begin: a
+// new attempt is raced by another instance's at most once in practice.
+const maxReserveSteps = 3
+
+// charge reserves the intent's current attempt, or begins a new one after a
+// definite failure, then sends or answers from the store.
+func (c *Client) charge(ctx context.Context, req ChargeRequest, fp string, prog *progress) (*Charge, error) {
+	attempt := 1
+	var history []PastAttempt
+	for range maxReserveSteps {
+		key, err := c.attemptKey(req, history)
+		if err != nil {
+			return nil, err
+		}
+		claim, res, err := c.claims.Reserve(ctx, ReserveRequest{Namespace: c.namespace, IntentID: req.IntentID,
+			Attempt: attempt, Key: key, Fingerprint: fp})
+		if err != nil {
+			// Nothing was sent by this call, but without the record nobody
+			// can tell whether an earlier call (or instance) sent a key.
+			return nil, &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
+				Err: fmt.Errorf("%w: reserve: %w", ErrStore, err)}
+		}
+		rec := res.Record
+		prog.setKey(rec.Key)
+		if claim != nil {
+			prog.claim.Store(claim)
+			return c.claimed(ctx, req, claim, res, prog)
+		}
+		if !c.mayBeginAttempt(rec, fp) {
+			return c.unclaimed(rec, fp)
+		}
+		attempt, history = rec.Attempt+1, append(rec.History, rec.Past())
+	}
+	return nil, &ChargeError{IntentID: req.IntentID, Key: prog.Key(), Outcome: OutcomeUnknown,
+		Err: fmt.Errorf("%w: the intent's attempts moved on while this call reserved", ErrInProgress)}
+}
+
+// attemptKey is the key of the attempt this call may begin: the caller's,
+// unless an earlier attempt of the intent used it (the provider would
+// answer that attempt's outcome), or a new one.
+func (c *Client) attemptKey(req ChargeRequest, history []PastAttempt) (string, error) {
+	if req.Key != "" {
+		if i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == req.Key }); i >= 0 {
+			return "", &ChargeError{IntentID: req.IntentID, Outcome: OutcomeFailed,
+				Err: invalid("Key", "was the key of attempt %d of this intent, which failed; a new attempt needs a new key", history[i].Attempt)}
+		}
+		return req.Key, nil
+	}
+	key := c.newKey()
+	if err := ValidateKey(key); err != nil {
+		return "", &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
+			Err: fmt.Errorf("%w: Config.NewKey made a bad key: %w", ErrInvalidConfig, err)}
+	}
+	return key, nil
+}
+
+// mayBeginAttempt reports whether a call with fingerprint fp may begin a
+// new attempt over rec: rec failed, and either the call brings other
+// parameters (another card) or the failure was not a refusal the provider
+// keeps for these parameters (nothing reached it), so trying again cannot
+// replay it.
+func (c *Client) mayBeginAttempt(rec Record, fp string) bool {
+	if rec.State != StateFailed {
+		return false
+	}
+	if rec.Fingerprint != fp {
+		return true
+	}
+	var out storedOutcome
+	if json.Unmarshal(rec.Result, &out) != nil {
+		return false
+	}
+	return out.Kind != KindDeclined && out.Kind != KindInvalid
+}
+
+// claimed goes on with an intent this flight holds the lease of.
+func (c *Client) claimed(ctx context.Context, req ChargeRequest, claim *Claim, res Reservation, prog *progress) (*Charge, error) {
+	rec := res.Record
+	switch {
+	case rec.State == StatePending:
+		return c.settlePending(ctx, claim, rec)
+	case !res.Created && res.Now.Sub(rec.CreatedAt) >= c.retention:
+		return c.settleExpired(ctx, claim, rec)
+	}
+	f := &flight{c: c, req: req, rec: rec, claim: claim, created: res.Created, prog: prog}
+	v, cause := f.run()
+	return c.conclude(ctx, f, v, cause)
+}
+
+// unclaimed answers a call that did not get the lease: from the store when
+// the intent is settled, else with why it cannot go on.
+func (c *Client) unclaimed(rec Record, fp string) (*Charge, error) {
+	switch {
+	case rec.State == StateSucceeded:
+		ch, err := c.fromStore(rec)
+		if ch != nil {
+			ch.ParamsDiffer = rec.Fingerprint != fp
+		}
+		return ch, err
+	case rec.State == StateFailed:
+		return c.fromStore(rec)
+	case rec.Fingerprint != fp:
+		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State),
+			Err: fmt.Errorf("%w: attempt %d, %s, with other parameters; settle it before trying again", ErrAttemptOpen, rec.Attempt, rec.State)}
+	case rec.State == StatePending:
+		return c.fromStore(rec) // another flight is settling it; its last known state is pending
+	}
+	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
+		Err: fmt.Errorf("%w: leased by another flight until %s", ErrInProgress, rec.LeaseUntil.Format(time.RFC3339))}
+}
+
+// outcomeOfState is the outcome an unsettled record stands for.
+func outcomeOfState(s State) Outcome {
+	if s == StatePending {
+		return OutcomePending
+	}
+	return OutcomeUnknown
+}

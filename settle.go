@@ -1,0 +1,103 @@
+package idempay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// settle is Settle's work: answer a settled intent from the store, else ask
+// the provider and record what it proves. It holds no lease, so it never
+// gives one back.
+func (c *Client) settle(ctx context.Context, intentID string, prog *progress) (*Charge, error) {
+	rec, err := c.store.Load(ctx, c.namespace, intentID)
+	if err != nil {
+		return nil, err
+	}
+	prog.setKey(rec.Key)
+	if rec.State.Closed() {
+		return c.fromStore(rec)
+	}
+	v, err := c.find(ctx, rec)
+	if err != nil {
+		return nil, &ChargeError{IntentID: intentID, Key: rec.Key, Outcome: outcomeOfState(rec.State), Err: err}
+	}
+	return c.concludeLookup(ctx, nil, rec, v)
+}
+
+// settlePending asks the provider how a pending charge ended, if it can
+// look charges up. A lookup that cannot tell leaves the charge pending: the
+// stored pending charge is the answer, as it is for providers with no
+// lookup.
+func (c *Client) settlePending(ctx context.Context, claim *Claim, rec Record) (*Charge, error) {
+	v, err := c.find(ctx, rec)
+	if err == nil && settles(v.Kind) {
+		return c.concludeLookup(ctx, claim, rec, v)
+	}
+	if err != nil && !errors.Is(err, ErrNoLookup) {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: lookup of a pending charge failed",
+			slog.String("intent", rec.IntentID), slog.String("error", err.Error()))
+	}
+	c.release(ctx, claim)
+	return c.fromStore(rec)
+}
+
+// settleExpired handles an unresolved key past the retention window: it is
+// never resent; the provider is asked if it can be, else the caller must
+// reconcile.
+func (c *Client) settleExpired(ctx context.Context, claim *Claim, rec Record) (*Charge, error) {
+	v, err := c.find(ctx, rec)
+	if err == nil && settles(v.Kind) {
+		return c.concludeLookup(ctx, claim, rec, v)
+	}
+	c.release(ctx, claim)
+	cause := fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
+	if err != nil {
+		cause = fmt.Errorf("%w; lookup: %w", cause, err) // e.g. two charges found for one intent
+	}
+	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}
+}
+
+// concludeLookup settles an intent from a lookup's verdict; anything but a
+// found charge leaves it as it was. claim is nil for Settle, which records
+// what it learns as a fact without holding the lease.
+func (c *Client) concludeLookup(ctx context.Context, claim *Claim, rec Record, v Verdict) (*Charge, error) {
+	f := &flight{c: c, rec: rec, req: ChargeRequest{IntentID: rec.IntentID}, claim: claim, settled: &v}
+	f.complete(&v, nil, nil)
+	switch v.Kind {
+	case KindSucceeded, KindPending:
+		ch := f.answer(v)
+		if v.Kind == KindPending && rec.State == StatePending {
+			// Still pending: nothing new to record but the lease to give back.
+			if claim != nil {
+				c.release(ctx, claim)
+			}
+			return answerCharge(ch)
+		}
+		c.closeWith(ctx, claim, rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
+		return answerCharge(ch)
+	case KindDeclined:
+		c.closeWith(ctx, claim, rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind})
+		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed, Err: joinCause(ErrDeclined, v.Err, nil)}
+	}
+	if claim != nil {
+		c.release(ctx, claim)
+	}
+	// Not found is no proof here: the key may still arrive, or be resent.
+	cause := joinCause(nil, v.Err, nil)
+	if cause == nil {
+		cause = fmt.Errorf("idempay: lookup answered %s", v.Kind)
+	}
+	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State), Err: cause}
+}
+
+// find asks the provider for the intent's charge, outside the attempt count.
+func (c *Client) find(ctx context.Context, rec Record) (Verdict, error) {
+	finder, ok := c.provider.(Finder)
+	if !ok {
+		return Verdict{}, fmt.Errorf("%w: %s", ErrNoLookup, c.provider.Name())
+	}
+	return finder.FindCharge(withProbe(ctx, nil), c.hc, c.target, rec)
+}
