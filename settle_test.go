@@ -42,7 +42,7 @@ func TestSettleByLookupDoesNotResend(t *testing.T) {
 	assert.Equal(t, posts, api.Stats().Requests, "settled without a charge request")
 	assert.Equal(t, 1, api.Stats().Lookups)
 	assert.Equal(t, 1, api.Ledger().Count("o-settle"))
-	rec, _ := c.Lookup(context.Background(), "o-settle")
+	rec, _ := c.Record(context.Background(), "o-settle")
 	assert.Equal(t, idempay.StateSucceeded, rec.State)
 
 	again, err := c.Charge(context.Background(), order("o-settle"))
@@ -63,7 +63,7 @@ func TestSettleNotFoundStaysUnknown(t *testing.T) {
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	_, err = c.Settle(context.Background(), "o-none")
 	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown, "not found by lookup is not settled: the key may still be resent")
-	rec, _ := c.Lookup(context.Background(), "o-none")
+	rec, _ := c.Record(context.Background(), "o-none")
 	assert.Equal(t, idempay.StateOpen, rec.State)
 }
 
@@ -81,15 +81,14 @@ func TestSettleWithoutLookupSaysSo(t *testing.T) {
 }
 
 func TestExpiredKeySettledByLookup(t *testing.T) {
-	store := memstore.New()
-	api, url, stop := refserver.Start(refserver.Config{})
-	defer stop()
 	var now atomic.Int64
 	now.Store(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC).UnixNano())
+	store := memstore.New(memstore.WithClock(func() time.Time { return time.Unix(0, now.Load()) }))
+	api, url, stop := refserver.Start(refserver.Config{})
+	defer stop()
 	c := newClient(t, url, store, func(cfg *idempay.Config) {
 		cfg.Provider = idempay.OwnAPI{LookupPath: refserver.DefaultPath}
 		cfg.Retry.MaxAttempts = 2
-		cfg.Clock = func() time.Time { return time.Unix(0, now.Load()) }
 	})
 	lostTwice(t, c, api, "o-old")
 	posts := api.Stats().Requests
@@ -106,13 +105,15 @@ func TestPendingChargeIsKeptAndAnsweredFromStore(t *testing.T) {
 	s := newStub(t, store, status(202, `{"order_id":"o","charge_id":"ch_p","status":"pending","amount_jpy":1500}`))
 	c := newClient(t, s.server.URL, store)
 	ch, err := c.Charge(context.Background(), order("o-pending"))
-	require.NoError(t, err)
+	require.ErrorIs(t, err, idempay.ErrPending)
+	assert.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err), "pending is not succeeded")
+	require.NotNil(t, ch, "a pending charge comes with what the customer must be shown")
 	assert.Equal(t, idempay.StatePending, ch.State)
-	rec, _ := c.Lookup(context.Background(), "o-pending")
+	rec, _ := c.Record(context.Background(), "o-pending")
 	assert.Equal(t, idempay.StatePending, rec.State)
 	assert.Equal(t, "ch_p", rec.ProviderRef, "the provider's charge ID is kept to tie the callback back")
 	again, err := c.Charge(context.Background(), order("o-pending"))
-	require.NoError(t, err)
+	require.ErrorIs(t, err, idempay.ErrPending)
 	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
 	assert.Equal(t, int32(1), s.hits.Load())
 }
@@ -164,11 +165,12 @@ func TestPendingStaysPendingWhenTheLookupCannotTell(t *testing.T) {
 		cfg.Provider = idempay.OwnAPI{LookupPath: "/payments/charge"}
 	})
 	first, err := c.Charge(context.Background(), order("o-p"))
-	require.NoError(t, err)
+	require.ErrorIs(t, err, idempay.ErrPending)
 	require.Equal(t, idempay.StatePending, first.State)
 
 	again, err := c.Charge(context.Background(), order("o-p"))
-	require.NoError(t, err, "a lookup that finds nothing does not turn a pending charge into an error")
+	require.ErrorIs(t, err, idempay.ErrPending, "a lookup that finds nothing leaves a pending charge pending")
+	assert.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
 	assert.Equal(t, idempay.StatePending, again.State)
 	assert.Equal(t, "ch_pend", again.ID)
 	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
