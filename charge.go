@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"golang.org/x/text/currency"
 )
@@ -21,8 +19,6 @@ const MaxAmount = 1<<53 - 1
 // MaxKeyLength is the longest idempotency key accepted (Stripe's limit).
 const MaxKeyLength = 255
 
-// maxIntentIDLength bounds intent IDs; they become store keys and metadata.
-const maxIntentIDLength = 255
 
 // ChargeRequest is one payment intent to charge exactly once.
 //
@@ -149,59 +145,6 @@ func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(redacted)) }
 // MarshalJSON hides the secret from encoding/json.
 func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(redacted) }
 
-// Validate checks r the way Client.Charge does before anything is stored
-// or sent, and returns a *ValidationError for the first fault.
-func (r ChargeRequest) Validate() error {
-	if err := checkText("IntentID", r.IntentID, maxIntentIDLength); err != nil {
-		return err
-	}
-	if r.Amount <= 0 {
-		return invalid("Amount", "must be positive, got %d", r.Amount)
-	}
-	if r.Amount > MaxAmount {
-		return invalid("Amount", "%d exceeds the largest exact amount %d", r.Amount, int64(MaxAmount))
-	}
-	if _, err := CurrencyExponent(r.Currency); err != nil {
-		return err
-	}
-	if hasControl(string(r.Source)) {
-		return invalid("Source", "contains control characters")
-	}
-	if r.Key != "" {
-		if err := ValidateKey(r.Key); err != nil {
-			return err
-		}
-	}
-	for _, m := range []struct {
-		name string
-		kv   map[string]string
-	}{{"Metadata", r.Metadata}, {"Extra", r.Extra}} {
-		for k, v := range m.kv {
-			if k == "" || hasControl(k) || hasControl(v) || !utf8.ValidString(k+v) {
-				return invalid(m.name, "entry %q has an empty key, control characters or invalid UTF-8", k)
-			}
-		}
-	}
-	return nil
-}
-
-// ValidateKey checks an idempotency key: 1 to 255 printable ASCII
-// characters (the form every provider and the IETF draft accept).
-func ValidateKey(key string) error {
-	if key == "" {
-		return invalid("Key", "is empty")
-	}
-	if len(key) > MaxKeyLength {
-		return invalid("Key", "is %d characters, more than %d", len(key), MaxKeyLength)
-	}
-	for i := 0; i < len(key); i++ {
-		if key[i] < 0x21 || key[i] > 0x7e {
-			return invalid("Key", "has a character outside printable ASCII at %d", i)
-		}
-	}
-	return nil
-}
-
 // CurrencyExponent returns the number of minor-unit digits of an ISO 4217
 // code (0 for JPY, 2 for USD, 3 for BHD), or a *ValidationError for a code
 // that is not a currency.
@@ -215,22 +158,6 @@ func CurrencyExponent(code string) (int, error) {
 	}
 	scale, _ := currency.Standard.Rounding(unit)
 	return scale, nil
-}
-
-func checkText(field, s string, max int) error {
-	switch {
-	case s == "":
-		return invalid(field, "is empty")
-	case len(s) > max:
-		return invalid(field, "is %d bytes, more than %d", len(s), max)
-	case !utf8.ValidString(s) || hasControl(s):
-		return invalid(field, "has control characters or invalid UTF-8")
-	}
-	return nil
-}
-
-func hasControl(s string) bool {
-	return strings.IndexFunc(s, unicode.IsControl) >= 0
 }
 
 // fingerprint hashes what makes two requests the same payment. The JSON

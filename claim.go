@@ -224,6 +224,14 @@ func (cl *Claim) ReleaseWith(ctx context.Context, result []byte) error {
 	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner})
 }
 
+// abandon gives the lease back whatever state the claim is in: for work
+// that panicked, perhaps inside Close itself. The owner check keeps it
+// harmless after a takeover.
+func (cl *Claim) abandon(ctx context.Context) error {
+	cl.finish()
+	return cl.write(ctx, Resolution{State: StateOpen, LeaseOwner: cl.owner})
+}
+
 // finish stops the heartbeat, once; it reports whether this call did.
 func (cl *Claim) finish() bool {
 	cl.mu.Lock()
@@ -252,6 +260,13 @@ func (cl *Claim) write(ctx context.Context, res Resolution) error {
 // the next beat; once the deadline passes without one, the lease is lost.
 func (cl *Claim) heartbeat(req ReserveRequest) {
 	defer cl.beat.Done()
+	defer func() {
+		// A store or clock that panics here must not kill the process:
+		// the lease is lost, and the work stops.
+		if v := recover(); v != nil {
+			cl.lose(fmt.Errorf("%w: renewal panicked: %v", ErrLeaseLost, v))
+		}
+	}()
 	tick := time.NewTicker(cl.cfg.Lease / 3)
 	defer tick.Stop()
 	for {

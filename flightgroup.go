@@ -199,5 +199,5 @@ func (c *Client) abandon(prog *progress) {
 		return
 	}
 	defer func() { _ = recover() }()
-	_ = cl.Release(context.Background())
+	_ = cl.abandon(context.Background())
 }

@@ -43,9 +43,14 @@ type OwnAPI struct {
 }
 
 var (
-	_ Provider = OwnAPI{}
-	_ Finder   = OwnAPI{}
+	_ Provider      = OwnAPI{}
+	_ Finder        = OwnAPI{}
+	_ SecretFielder = OwnAPI{}
 )
+
+// SecretFields lists the answer members never kept: client secrets, which
+// payment APIs modelled on Stripe's return with a charge.
+func (OwnAPI) SecretFields() []string { return []string{"client_secret"} }
 
 // Name is "ownapi".
 func (OwnAPI) Name() string { return "ownapi" }

@@ -1,0 +1,251 @@
+package idempay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/refserver"
+	"github.com/idempay/idempay/keystore/memstore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// held answers each request with st once release is closed.
+func held(release <-chan struct{}, st step) step {
+	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+			st(w, r)
+		case <-r.Context().Done():
+		}
+	}
+}
+
+func waitHits(t *testing.T, s *stub, n int32) {
+	t.Helper()
+	require.Eventually(t, func() bool { return s.hits.Load() >= n }, 5*time.Second, time.Millisecond)
+}
+
+// Rule: a caller who stops waiting does not stop the charge. The browser of
+// a BFF disconnects, r.Context() ends: the flight runs to its end, records
+// the success, and the next call of the intent answers it. The caller who
+// left is told it stopped waiting, with the key and the requests so far.
+func TestFlightOutlivesAnImpatientCaller(t *testing.T) {
+	store := memstore.New()
+	release := make(chan struct{})
+	s := newStub(t, store, held(release, created("ch_late")))
+	c := newClient(t, s.server.URL, store)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := c.Charge(ctx, order("o")); errc <- err }()
+	waitHits(t, s, 1)
+	cancel()
+	err := recv(t, errc)
+	assert.ErrorIs(t, err, idempay.ErrStoppedWaiting)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+	var ce *idempay.ChargeError
+	require.ErrorAs(t, err, &ce)
+	assert.NotEmpty(t, ce.Key, "the intent's key")
+	assert.Equal(t, 1, ce.Attempts, "the requests sent so far")
+	assert.NotContains(t, err.Error(), "in progress elsewhere")
+
+	close(release)
+	require.Eventually(t, func() bool {
+		rec, err := c.Record(context.Background(), "o")
+		return err == nil && rec.State == idempay.StateSucceeded
+	}, 5*time.Second, time.Millisecond, "the flight recorded its success")
+	ch, err := c.Charge(context.Background(), order("o"))
+	require.NoError(t, err)
+	assert.Equal(t, "ch_late", ch.ID)
+	assert.Equal(t, int32(1), s.hits.Load())
+}
+
+// Rule: one flight per intent per process, whatever the parameters: a
+// charge with the caller's key and one without, at the same moment, send
+// one request and agree.
+func TestOneFlightPerIntentWhateverTheParameters(t *testing.T) {
+	store := memstore.New()
+	release := make(chan struct{})
+	s := newStub(t, store, held(release, created("ch_one")))
+	c := newClient(t, s.server.URL, store)
+	withKey := order("o")
+	withKey.Key = "frontend-key"
+	other := order("o")
+	other.Amount = 2000
+
+	var wg sync.WaitGroup
+	results := make([]error, 3)
+	charges := make([]*idempay.Charge, 3)
+	for i, req := range []idempay.ChargeRequest{withKey, order("o"), other} {
+		wg.Go(func() { charges[i], results[i] = c.Charge(context.Background(), req) })
+		if i == 0 {
+			waitHits(t, s, 1)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	assert.Equal(t, int32(1), s.hits.Load(), "the others wait for the first flight")
+	close(release)
+	wg.Wait()
+	for i := range results {
+		require.NoError(t, results[i], "call %d", i)
+		assert.Equal(t, "ch_one", charges[i].ID, "call %d", i)
+	}
+	assert.Equal(t, int32(1), s.hits.Load())
+}
+
+// Rule: Settle, called from a webhook while this instance's own charge of
+// the intent is on the wire, frees no lease: another instance still may
+// not send the intent.
+func TestSettleNeverFreesAFlightsLease(t *testing.T) {
+	store := memstore.New()
+	release := make(chan struct{})
+	var once sync.Once
+	api, url, stop := refserver.Start(refserver.Config{OnRequest: func(refserver.RequestInfo) { once.Do(func() { <-release }) }})
+	defer stop()
+	provider := func(cfg *idempay.Config) { cfg.Provider = idempay.OwnAPI{LookupPath: refserver.DefaultPath} }
+	a, b := newClient(t, url, store, provider), newClient(t, url, store, provider)
+
+	done := make(chan error, 1)
+	go func() { _, err := a.Charge(context.Background(), order("o")); done <- err }()
+	require.Eventually(t, func() bool { return api.Stats().Requests == 1 }, 5*time.Second, time.Millisecond)
+
+	_, err := a.Settle(context.Background(), "o")
+	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown, "not found yet")
+	_, err = b.Charge(context.Background(), order("o"))
+	assert.ErrorIs(t, err, idempay.ErrInProgress, "the flight still holds the lease")
+	assert.Equal(t, 1, api.Stats().Requests)
+	close(release)
+	require.NoError(t, recv(t, done))
+	assert.Equal(t, 1, api.Ledger().Count("o"))
+}
+
+// Rule: a charge refused for other parameters takes no lease, so a
+// legitimate resume right after it is not told "in progress".
+func TestMismatchedRequestTakesNoLease(t *testing.T) {
+	store := memstore.New()
+	s := newStub(t, store, drop)
+	a, b, c := newClient(t, s.server.URL, store), newClient(t, s.server.URL, store), newClient(t, s.server.URL, store)
+	a.Charge(context.Background(), order("o")) // unknown; lease released
+	other := order("o")
+	other.Amount = 1
+	_, err := b.Charge(context.Background(), other)
+	require.ErrorIs(t, err, idempay.ErrAttemptOpen)
+	hits := s.hits.Load()
+	_, err = c.Charge(context.Background(), order("o"))
+	assert.NotErrorIs(t, err, idempay.ErrInProgress)
+	assert.Greater(t, s.hits.Load(), hits, "the resume was sent")
+}
+
+// Rule: "the key was new and nothing reached the provider" is no proof
+// once the lease was lost: another instance may have taken the intent over
+// and charged it. A flight refused every time (429) whose lease lapsed is
+// unknown, not failed.
+func TestLostLeaseTurnsFailedIntoUnknown(t *testing.T) {
+	store := memstore.New()
+	blocked := &renewalBlocker{KeyStore: store}
+	var charged atomic.Bool
+	s := newStub(t, store, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Instance") == "b" {
+			charged.Store(true)
+			created("ch_b")(w, r)
+			return
+		}
+		status(429, `{}`)(w, r)
+	})
+	lease := 300 * time.Millisecond
+	retry := idempay.RetryPolicy{MaxAttempts: 1000, InitialInterval: 20 * time.Millisecond, MaxInterval: 20 * time.Millisecond, MaxElapsed: 2 * time.Second}
+	a := newClient(t, s.server.URL, blocked, func(cfg *idempay.Config) { cfg.Lease, cfg.Retry = lease, retry })
+	b := newClient(t, s.server.URL, store, func(cfg *idempay.Config) {
+		cfg.Lease = lease
+		cfg.HTTPClient = &http.Client{Transport: headerTransport{"X-Instance", "b"}}
+	})
+
+	errA := make(chan error, 1)
+	go func() { _, err := a.Charge(context.Background(), order("o")); errA <- err }()
+	waitHits(t, s, 1)
+	rec, _ := store.Load(context.Background(), a.Namespace(), "o")
+	time.Sleep(time.Until(rec.LeaseUntil))
+	_, err := b.Charge(context.Background(), order("o"))
+	require.NoError(t, err, "B took the intent over and charged it")
+	require.True(t, charged.Load())
+
+	err = recv(t, errA)
+	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err), "money moved under the key: never failed")
+	assert.True(t, errors.Is(err, idempay.ErrOutcomeUnknown))
+}
+
+type headerTransport struct{ name, value string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Rule: Close refuses new charges and waits for the flights still running.
+func TestCloseWaitsForFlights(t *testing.T) {
+	store := memstore.New()
+	release := make(chan struct{})
+	s := newStub(t, store, held(release, created("ch_c")))
+	c := newClient(t, s.server.URL, store)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	go c.Charge(ctx, order("o"))
+	waitHits(t, s, 1)
+
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close(context.Background()) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a flight was running")
+	case <-time.After(30 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, recv(t, closed))
+	rec, _ := store.Load(context.Background(), c.Namespace(), "o")
+	assert.Equal(t, idempay.StateSucceeded, rec.State, "the flight recorded its outcome before Close returned")
+	_, err := c.Charge(context.Background(), order("p"))
+	assert.ErrorIs(t, err, idempay.ErrClosed)
+	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+
+	short, cancelShort := context.WithTimeout(context.Background(), time.Millisecond)
+	defer cancelShort()
+	assert.NoError(t, c.Close(short), "nothing left to wait for")
+}
+
+// Rule: Unresolved reaches every open intent, however many abandoned
+// pending ones come before it.
+func TestUnresolvedReachesEveryOpenIntent(t *testing.T) {
+	store := memstore.New()
+	pending := status(202, `{"order_id":"o","charge_id":"ch_p","status":"pending","amount_jpy":1500}`)
+	var lost atomic.Bool
+	s := newStub(t, store, func(w http.ResponseWriter, r *http.Request) {
+		if lost.Load() {
+			drop(w, r)
+			return
+		}
+		pending(w, r)
+	})
+	c := newClient(t, s.server.URL, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
+	for i := range 250 {
+		c.Charge(context.Background(), order(fmt.Sprintf("pending-%03d", i)))
+	}
+	lost.Store(true)
+	c.Charge(context.Background(), order("lost-one"))
+	seen := map[string]bool{}
+	for rec, err := range c.Unresolved(context.Background()) {
+		require.NoError(t, err)
+		seen[rec.IntentID] = true
+	}
+	assert.Len(t, seen, 251)
+	assert.True(t, seen["lost-one"], "the lost charge behind 250 pendings")
+}
