@@ -165,7 +165,9 @@ func TestRacingNewAttemptsBeginOnce(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i, c := range []*idempay.Client{a, b} {
-		wg.Go(func() { _, errs[i] = c.Charge(context.Background(), withSource("o", idempay.Secret([]string{"tokn_b", "tokn_c"}[i]))) })
+		wg.Go(func() {
+			_, errs[i] = c.Charge(context.Background(), withSource("o", idempay.Secret([]string{"tokn_b", "tokn_c"}[i])))
+		})
 	}
 	for s.hits.Load() < 2 {
 		time.Sleep(time.Millisecond)

@@ -19,7 +19,6 @@ const MaxAmount = 1<<53 - 1
 // MaxKeyLength is the longest idempotency key accepted (Stripe's limit).
 const MaxKeyLength = 255
 
-
 // ChargeRequest is one payment intent to charge exactly once.
 //
 // Two requests with the same IntentID are the same payment: the second is

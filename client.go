@@ -325,4 +325,3 @@ var ErrInvalidConfig = errors.New("idempay: invalid config")
 func configErr(field, format string, args ...any) error {
 	return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
-
