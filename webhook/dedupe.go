@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -15,8 +14,8 @@ import (
 const NamespacePrefix = "webhook:"
 
 // recordTimeout bounds the store write after a handler returns. It runs on
-// a context detached from the request's: a provider that stops waiting
-// must not keep us from recording work that was done.
+// a context detached from the request's (the Claim sees to it): a provider
+// that stops waiting must not keep us from recording work that was done.
 const recordTimeout = 10 * time.Second
 
 // Delivery says what Deduper.Do did with one delivery of an event.
@@ -65,9 +64,10 @@ func (d Delivery) String() string {
 // A Deduper is safe for concurrent use. The zero value is not usable; use
 // NewDeduper.
 type Deduper struct {
-	store idempay.KeyStore
-	ns    string
-	cfg   deduperConfig
+	store  idempay.KeyStore
+	ns     string
+	cfg    deduperConfig
+	claims idempay.ClaimConfig
 }
 
 // NewDeduper returns a Deduper keeping its records in store, in the
@@ -92,7 +92,11 @@ func NewDeduper(store idempay.KeyStore, provider, account string, opts ...Dedupe
 	if err != nil {
 		return nil, err
 	}
-	return &Deduper{store: store, ns: NamespacePrefix + provider + ":" + account, cfg: cfg}, nil
+	// A handled event must stay handled whatever happens to the store's
+	// server next: the close is durable.
+	claims := idempay.ClaimConfig{Store: store, Lease: cfg.lease, Durable: true,
+		WriteTimeout: recordTimeout, Instance: cfg.instance, Clock: cfg.now}
+	return &Deduper{store: store, ns: NamespacePrefix + provider + ":" + account, cfg: cfg, claims: claims}, nil
 }
 
 // providerName keeps the provider free of ':', so that the namespace
@@ -119,7 +123,7 @@ func (d *Deduper) Namespace() string { return d.ns }
 // compared on every later delivery of an event not yet handled.
 //
 // It returns:
-//   - Handled, nil: fn ran and succeeded, and the record says so.
+//   - Handled, nil: fn ran and succeeded, and the record says so, durably.
 //   - Duplicate, nil: the event was handled before, whatever this
 //     delivery's body; fn did not run. Answer 2xx so that the provider
 //     stops delivering it.
@@ -130,11 +134,12 @@ func (d *Deduper) Namespace() string { return d.ns }
 //     store did not record it (see ErrNotRecorded).
 //   - an error matching ErrEventMismatch: the event is not handled yet
 //     and was first seen with other data; fn did not run and the record
-//     is unchanged.
+//     is unchanged (no lease was taken).
 //   - an error matching ErrNoEventID: eventID is unusable.
 //   - another error: the store failed before fn could run.
 //
-// fn's context is ctx, ended early when the lease does.
+// fn's context is ctx, ended early if the lease is lost (it is renewed
+// while fn runs, so only a delivery cut off from the store loses it).
 func (d *Deduper) Do(ctx context.Context, eventID string, body []byte, fn func(context.Context) error) (Delivery, error) {
 	if err := checkEventID(eventID); err != nil {
 		return 0, err
@@ -143,58 +148,49 @@ func (d *Deduper) Do(ctx context.Context, eventID string, body []byte, fn func(c
 		return 0, errors.New("webhook: Deduper.Do: nil handler")
 	}
 	fp := d.cfg.fingerprint(body)
-	now := d.cfg.now()
-	res, err := d.store.Reserve(ctx, idempay.Record{
-		Namespace: d.ns, IntentID: eventID, Key: eventID, Fingerprint: fp,
-		State: idempay.StateOpen, CreatedAt: now, UpdatedAt: now,
-		// A suffix per delivery: the store lets an owner re-claim its own
-		// lease, so one owner for the whole process would let two
-		// concurrent deliveries in this process both run fn.
-		LeaseOwner: d.cfg.instance + "/" + rand.Text(), LeaseUntil: now.Add(d.cfg.lease),
+	// Each delivery is its own lease owner (ClaimConfig.Reserve makes one):
+	// the store lets an owner re-claim its own lease, so one owner for the
+	// whole process would let two concurrent deliveries both run fn.
+	claim, res, err := d.claims.Reserve(ctx, idempay.ReserveRequest{
+		Namespace: d.ns, IntentID: eventID, Attempt: 1, Key: eventID, Fingerprint: fp,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("webhook: reserve event %s: %w", eventID, err)
 	}
 	rec := res.Record
-	if rec.State.Closed() {
+	switch {
+	case rec.State.Closed():
 		// Handled before (Reserve never claims a closed record): whatever
 		// this delivery's body, the event is done and the provider should
 		// stop sending it.
 		return Duplicate, nil
-	}
-	if rec.Fingerprint != fp {
-		err := fmt.Errorf("%w: %s", ErrEventMismatch, eventID)
-		if res.Claimed { // Reserve took a free lease on the other body's record: give it back
-			if rerr := d.release(ctx, rec); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("webhook: release event %s: %w", eventID, rerr))
-			}
-		}
-		return 0, err
-	}
-	if !res.Claimed {
+	case rec.Fingerprint != fp:
+		return 0, fmt.Errorf("%w: %s", ErrEventMismatch, eventID)
+	case claim == nil:
 		return 0, fmt.Errorf("%w: event %s is leased until %s", ErrInProgress, eventID, rec.LeaseUntil.UTC().Format(time.RFC3339))
 	}
-	if err := d.run(ctx, rec, fn); err != nil {
+	if err := d.run(ctx, claim, fn); err != nil {
 		return 0, err
 	}
-	if err := d.record(ctx, rec, idempay.StateSucceeded, ""); err != nil {
+	if err := claim.Close(ctx, idempay.StateSucceeded, "", nil); err != nil {
 		return Handled, fmt.Errorf("%w: event %s: %w", ErrNotRecorded, eventID, err)
 	}
 	return Handled, nil
 }
 
-// run calls fn under the lease of rec. On an error it releases the lease
-// so the next delivery runs fn again. If fn panics or calls
-// runtime.Goexit the lease is released too and the panic goes on: a panic
-// is a failed handler, not a reason to lock the event until the lease
-// runs out.
-func (d *Deduper) run(ctx context.Context, rec idempay.Record, fn func(context.Context) error) error {
-	hctx, cancel := context.WithTimeout(ctx, rec.LeaseUntil.Sub(d.cfg.now()))
-	defer cancel()
+// run calls fn under the claim. On an error it releases the lease so the
+// next delivery runs fn again. If fn panics or calls runtime.Goexit the
+// lease is released too and the panic goes on: a panic is a failed
+// handler, not a reason to lock the event until the lease runs out.
+func (d *Deduper) run(ctx context.Context, claim *idempay.Claim, fn func(context.Context) error) error {
+	hctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(claim.Context(), func() { cancel(context.Cause(claim.Context())) })
+	defer stop()
 	returned := false
 	defer func() {
 		if !returned {
-			_ = d.release(ctx, rec) // best effort; else the lease runs out
+			_ = d.release(ctx, claim) // best effort; else the lease runs out
 		}
 	}()
 	err := fn(hctx)
@@ -202,34 +198,22 @@ func (d *Deduper) run(ctx context.Context, rec idempay.Record, fn func(context.C
 	if err == nil {
 		return nil
 	}
-	herr := &HandlerError{EventID: rec.IntentID, Err: err}
-	if rerr := d.release(ctx, rec); rerr != nil {
-		return errors.Join(herr, fmt.Errorf("webhook: release event %s: %w", rec.IntentID, rerr))
+	id := claim.Record().IntentID
+	herr := &HandlerError{EventID: id, Err: err}
+	if rerr := d.release(ctx, claim); rerr != nil {
+		return errors.Join(herr, fmt.Errorf("webhook: release event %s: %w", id, rerr))
 	}
 	return herr
 }
 
-// release gives back the lease on rec so the next delivery need not wait
-// for it. It names this delivery's owner, so the store refuses it
-// atomically (ErrLeaseLost) when the lease has run out and another
-// delivery has taken it since: that delivery keeps its lease, and there
-// was nothing left to release.
-func (d *Deduper) release(ctx context.Context, rec idempay.Record) error {
-	err := d.record(ctx, rec, idempay.StateOpen, rec.LeaseOwner)
+// release gives back the lease so the next delivery need not wait for it.
+// The store refuses it (ErrLeaseLost) when the lease ran out and another
+// delivery took it since: that delivery keeps its lease, and there was
+// nothing left to release.
+func (d *Deduper) release(ctx context.Context, claim *idempay.Claim) error {
+	err := claim.Release(ctx)
 	if errors.Is(err, idempay.ErrLeaseLost) {
 		return nil
 	}
 	return err
-}
-
-// record resolves rec: StateSucceeded closes it whoever holds the lease
-// (owner empty: the handler's success is a fact), StateOpen only releases
-// the lease, if owner still holds it.
-func (d *Deduper) record(ctx context.Context, rec idempay.Record, st idempay.State, owner string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
-	defer cancel()
-	return d.store.Resolve(ctx, idempay.Resolution{
-		Namespace: rec.Namespace, IntentID: rec.IntentID, Key: rec.Key, State: st, At: d.cfg.now(),
-		LeaseOwner: owner,
-	})
 }

@@ -6,15 +6,16 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/idempay/idempay"
 )
 
-// DefaultLease is how long a delivery holds an event while its handler
-// runs, when WithLease is not given. A handler that crashes leaves the
-// event leased this long; deliveries meanwhile are answered 409 and the
-// provider tries again on its own schedule.
-// The handler's context ends with the lease, so the lease must also be
-// long enough for the work.
-const DefaultLease = time.Minute
+// DefaultLease is how long each claim or renewal of an event's lease lasts
+// while its handler runs, when WithLease is not given. The lease is renewed
+// every third of it, so a handler may take as long as it needs; a process
+// that crashes mid-handler leaves the event leased at most this long, and
+// deliveries meanwhile are answered 409 until the provider tries again.
+const DefaultLease = 10 * time.Second
 
 // deduperConfig is what the Deduper options set.
 type deduperConfig struct {
@@ -28,12 +29,13 @@ type deduperOptionFunc func(*deduperConfig) error
 
 func (f deduperOptionFunc) applyDeduper(c *deduperConfig) error { return f(c) }
 
-// WithLease sets how long a delivery holds its event (default
-// DefaultLease). It is refused unless d is positive.
+// WithLease sets the term of a delivery's lease on its event (default
+// DefaultLease), renewed while the handler runs. It is refused below
+// idempay.MinLease.
 func WithLease(d time.Duration) DeduperOption {
 	return deduperOptionFunc(func(c *deduperConfig) error {
-		if d <= 0 {
-			return fmt.Errorf("webhook: lease %s is not positive", d)
+		if d < idempay.MinLease {
+			return fmt.Errorf("webhook: lease %s is shorter than idempay.MinLease (%s)", d, idempay.MinLease)
 		}
 		c.lease = d
 		return nil
