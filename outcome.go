@@ -43,7 +43,25 @@ func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error
 		return fail(OutcomeFailed, failedSentinel(v.Kind))
 	}
 	c.release(ctx, f.claim)
+	if ch, err, ok := c.settledMeanwhile(ctx, f); ok {
+		return ch, err
+	}
 	return fail(OutcomeUnknown, unknownCause(v))
+}
+
+// settledMeanwhile answers from the store when the flight lost its lease
+// because someone else settled the intent while it ran (Settle from a
+// webhook, another instance): the store knows better than "unknown".
+func (c *Client) settledMeanwhile(ctx context.Context, f *flight) (*Charge, error, bool) {
+	if !f.claim.Lapsed() {
+		return nil, nil, false
+	}
+	rec, err := c.store.Load(context.WithoutCancel(ctx), f.rec.Namespace, f.rec.IntentID)
+	if err != nil || rec.Key != f.rec.Key || !rec.State.Closed() {
+		return nil, nil, false
+	}
+	ch, err := c.fromStore(rec)
+	return ch, err, true
 }
 
 // answer completes the charge a verdict carries with what this flight knows.
@@ -173,7 +191,7 @@ func (c *Client) failIfHeld(ctx context.Context, claim *Claim, out *storedOutcom
 func (c *Client) release(ctx context.Context, claim *Claim) {
 	err := claim.Release(ctx)
 	switch {
-	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrClaimFinished):
+	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrClaimFinished), errors.Is(err, ErrAlreadyResolved):
 		c.log.LogAttrs(ctx, slog.LevelDebug, "idempay: lease already lost; nothing to release",
 			slog.String("intent", claim.Record().IntentID))
 	case err != nil:

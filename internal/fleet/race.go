@@ -247,7 +247,7 @@ func checkStore(f *failures, s idempay.KeyStore, ns, prefix string, n int, charg
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), loadTimeout)
 	defer cancel()
-	open, err := s.ListOpen(ctx, ns, 0)
+	open, err := s.ListOpen(ctx, ns, idempay.Cursor{}, 1000)
 	if err != nil || len(open) > 0 {
 		f.add("store", "%d intents left open (%v)", len(open), err)
 	}
