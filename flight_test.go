@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -248,4 +250,42 @@ func TestUnresolvedReachesEveryOpenIntent(t *testing.T) {
 	}
 	assert.Len(t, seen, 251)
 	assert.True(t, seen["lost-one"], "the lost charge behind 250 pendings")
+}
+
+// Rule: a flight whose intent is settled by someone else while it runs (a
+// webhook's Settle found the charge) stops sending and answers with what
+// the store now knows, not "unknown".
+func TestFlightAnswersASettlementMadeWhileItRan(t *testing.T) {
+	store := memstore.New()
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			created("ch_found")(w, r)
+			return
+		}
+		posts.Add(1)
+		io.Copy(io.Discard, r.Body) // read, so that the server notices the client leave
+		<-r.Context().Done()        // the charge's answer never comes
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, store, func(cfg *idempay.Config) {
+		cfg.Provider = idempay.OwnAPI{LookupPath: "/payments/charge"}
+		cfg.Lease = idempay.MinLease
+	})
+	done := make(chan error, 1)
+	var got *idempay.Charge
+	go func() {
+		var err error
+		got, err = c.Charge(context.Background(), order("o"))
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return posts.Load() == 1 }, 5*time.Second, time.Millisecond)
+	settled, err := c.Settle(context.Background(), "o")
+	require.NoError(t, err)
+	assert.Equal(t, "ch_found", settled.ID)
+
+	require.NoError(t, recv(t, done), "the flight answers the settlement")
+	assert.Equal(t, "ch_found", got.ID)
+	assert.Equal(t, idempay.ReplayFromStore, got.ReplayedFrom)
+	assert.Equal(t, int32(1), posts.Load(), "and sent nothing more")
 }
