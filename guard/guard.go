@@ -56,10 +56,10 @@ func (g *Guard) Wrap(next http.Handler) http.Handler {
 			return
 		}
 		ev := Event{Method: r.Method, Path: r.URL.Path}
-		g.serve(w, r, next, &ev)
 		if g.cfg.observer != nil {
-			g.cfg.observer(ev)
+			defer func() { g.cfg.observer(ev) }() // a panicking handler too
 		}
+		g.serve(w, r, next, &ev)
 	})
 }
 
