@@ -2,8 +2,6 @@
 
 package guard_test
 
-
-
 // extraStores is empty until filestore, postgres and redis compile on
 // KeyStore contract v2; stores_v2_test.go (-tags guardstores) has them.
 func extraStores() []storeCase { return nil }
