@@ -1,10 +1,12 @@
 package guard
 
 import (
-	"errors"
+	"cmp"
 	"log/slog"
 	"net/http"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -71,7 +73,7 @@ func defaultConfig() config {
 		replay:      DefaultReplayHeaders(),
 		secret:      DefaultSecretHeaders(),
 		clock:       time.Now,
-		instance:    "guard",
+		instance:    defaultInstance(),
 		logger:      slog.New(slog.DiscardHandler),
 	}
 }
@@ -282,9 +284,10 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
-// WithInstance names this process in lease owners (default "guard"), so a
-// key stuck under a lease says who took it: 1 to 100 printable ASCII
-// characters. Each request adds a random suffix.
+// WithInstance names this process in lease owners (default "guard@" host
+// name ":" process ID), so that a key stuck under a lease says who took it:
+// 1 to 100 printable ASCII characters. Each request adds a random suffix,
+// so two requests never share a lease.
 func WithInstance(name string) Option {
 	return func(c *config) error {
 		if name == "" || len(name) > 100 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
@@ -321,4 +324,11 @@ func WithObserver(fn func(Event)) Option {
 	}
 }
 
-var errNoIdentity = errors.New("guard: no caller identity")
+func defaultInstance() string {
+	host, _ := os.Hostname()
+	name := "guard@" + cmp.Or(host, "host") + ":" + strconv.Itoa(os.Getpid())
+	if len(name) > 100 || strings.ContainsFunc(name, func(r rune) bool { return r < 0x21 || r > 0x7e }) {
+		return "guard"
+	}
+	return name
+}
