@@ -1,0 +1,73 @@
+package guard
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// request is what the guard knows of one guarded request, in its context.
+type request struct {
+	key       string
+	identity  string
+	final     atomic.Bool
+	unsettled atomic.Bool
+}
+
+type ctxKey struct{}
+
+func fromContext(ctx context.Context) *request {
+	r, _ := ctx.Value(ctxKey{}).(*request)
+	return r
+}
+
+// KeyFrom returns the Idempotency-Key of the guarded request whose context
+// is ctx, decoded (without the quotes of the structured-field form), and
+// whether there is one. Pass it on as idempay.ChargeRequest.Key: then the
+// frontend's key, this service's record of the request and the key the
+// payment provider sees are one, and a retry that runs the handler again
+// (after a 5xx, a panic or a crash) charges nothing twice.
+func KeyFrom(ctx context.Context) (string, bool) {
+	if r := fromContext(ctx); r != nil {
+		return r.key, true
+	}
+	return "", false
+}
+
+// IdentityFrom returns the caller identity the guard scoped the request's
+// key by (the WithIdentity function's answer), and whether there is one.
+func IdentityFrom(ctx context.Context) (string, bool) {
+	if r := fromContext(ctx); r != nil {
+		return r.identity, true
+	}
+	return "", false
+}
+
+// MarkFinal tells the guard that the response the handler writes, if its
+// status is below 500, is the request's final answer and is to be stored
+// and replayed: a decline (402), a validation error that a retry cannot
+// change (422). Without it only 2xx answers are stored, and a 3xx or 4xx
+// releases the key, so a retry runs the handler again. It reports whether
+// ctx belongs to a guarded request. It has no effect on a 5xx.
+func MarkFinal(ctx context.Context) bool {
+	r := fromContext(ctx)
+	if r != nil {
+		r.final.Store(true)
+	}
+	return r != nil
+}
+
+// MarkUnsettled tells the guard that the request may have had an effect
+// that running the handler again would repeat (money may have moved, and
+// the handler could not charge under the request's key). If the response
+// is then not stored (a 5xx, a 4xx not marked final, a panic), the key
+// stays locked: every retry gets 409 until Guard.Settle records the answer
+// or Guard.Reopen lets the handler run again. A stored response (2xx, or
+// final) settles the request by itself. It reports whether ctx belongs to
+// a guarded request.
+func MarkUnsettled(ctx context.Context) bool {
+	r := fromContext(ctx)
+	if r != nil {
+		r.unsettled.Store(true)
+	}
+	return r != nil
+}
