@@ -22,8 +22,10 @@ import (
 // sentinels is every exported error value of package idempay.
 var sentinels = map[string]error{
 	"ErrOutcomeUnknown": idempay.ErrOutcomeUnknown, "ErrDeclined": idempay.ErrDeclined,
-	"ErrInvalidRequest": idempay.ErrInvalidRequest, "ErrIntentMismatch": idempay.ErrIntentMismatch,
-	"ErrKeyConflict": idempay.ErrKeyConflict, "ErrInProgress": idempay.ErrInProgress,
+	"ErrInvalidRequest": idempay.ErrInvalidRequest, "ErrAttemptOpen": idempay.ErrAttemptOpen,
+	"ErrPending": idempay.ErrPending, "ErrStoppedWaiting": idempay.ErrStoppedWaiting, "ErrClosed": idempay.ErrClosed,
+	"ErrClaimFinished": idempay.ErrClaimFinished,
+	"ErrKeyConflict":   idempay.ErrKeyConflict, "ErrInProgress": idempay.ErrInProgress,
 	"ErrKeyExpired": idempay.ErrKeyExpired, "ErrStoredFailure": idempay.ErrStoredFailure,
 	"ErrUnreachable": idempay.ErrUnreachable, "ErrConfig": idempay.ErrConfig, "ErrStore": idempay.ErrStore,
 	"ErrNoLookup":      idempay.ErrNoLookup,
