@@ -70,6 +70,11 @@ func checkout(ctx context.Context, c idempay.Charger, orderID string, card idemp
 		case idempay.OutcomeSucceeded:
 			return "paid " + ch.ID
 		case idempay.OutcomePending:
+			if errors.Is(err, idempay.ErrAttemptOpen) {
+				// An earlier attempt, with other parameters, is pending:
+				// no charge comes back for this call.
+				return "pending: an earlier attempt waits for the customer"
+			}
 			return "pending: send the customer to " + ch.AuthorizeURL
 		case idempay.OutcomeFailed:
 			if errors.Is(err, idempay.ErrDeclined) {

@@ -157,6 +157,7 @@ func (f *FakeCharger) charge(ctx context.Context, req idempay.ChargeRequest) (*i
 // runs the next step on it. f.mu is held.
 func (f *FakeCharger) fromRecord(ctx context.Context, req idempay.ChargeRequest, fp string) (*idempay.Charge, error) {
 	r := f.intents[req.IntentID]
+	fresh := true // this call begins the attempt: no earlier request has its key
 	switch {
 	case r == nil:
 		r = f.begin(nil, req, fp, cmp.Or(req.Key, FakeKey(req.IntentID)))
@@ -173,12 +174,14 @@ func (f *FakeCharger) fromRecord(ctx context.Context, req idempay.ChargeRequest,
 		r = f.begin(r, req, fp, key)
 	case r.rec.Fingerprint != fp:
 		return nil, r.attemptOpen()
+	default:
+		fresh = false
 	}
 	// Open (new, resumed) or pending with the same parameters: this call
 	// holds the intent and runs a flight.
 	gate, s, scripted := f.popFlight(req.IntentID, r.rec.State == idempay.StatePending)
 	if gate == nil {
-		return f.conclude(r, req, s, scripted)
+		return f.conclude(r, req, s, scripted, fresh)
 	}
 	fl := &fakeFlight{fp: fp, key: req.Key, recKey: r.rec.Key, attempts: s.sends(scripted, r.rec.State),
 		after: s.after(phaseOf(r.rec.State), scripted), done: make(chan struct{})}
@@ -189,7 +192,7 @@ func (f *FakeCharger) fromRecord(ctx context.Context, req idempay.ChargeRequest,
 	go func() {
 		<-gate
 		f.mu.Lock()
-		fl.ch, fl.err = f.conclude(r, req, s, scripted)
+		fl.ch, fl.err = f.conclude(r, req, s, scripted, fresh)
 		delete(f.flights, req.IntentID)
 		f.mu.Unlock()
 		close(fl.done)
@@ -236,8 +239,9 @@ func (r *fakeRecord) nextKey(req idempay.ChargeRequest) (string, error) {
 }
 
 // conclude runs step s (or the default, when not scripted) on the intent's
-// current attempt, records its outcome and answers. f.mu is held.
-func (f *FakeCharger) conclude(r *fakeRecord, req idempay.ChargeRequest, s step, scripted bool) (*idempay.Charge, error) {
+// current attempt, records its outcome and answers; fresh says the call
+// began the attempt. f.mu is held.
+func (f *FakeCharger) conclude(r *fakeRecord, req idempay.ChargeRequest, s step, scripted, fresh bool) (*idempay.Charge, error) {
 	if r.rec.State == idempay.StatePending && !scripted {
 		// The provider cannot tell yet: the charge stays pending.
 		return r.fromStore(false)
@@ -245,7 +249,7 @@ func (f *FakeCharger) conclude(r *fakeRecord, req idempay.ChargeRequest, s step,
 	if !scripted {
 		s = step{kind: stepSucceed}
 	}
-	a := s.answer(req, r)
+	a := s.answer(req, r, fresh)
 	now := fakeNow()
 	r.rec.UpdatedAt = now
 	switch a.state {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,6 +168,28 @@ func TestFakeChargerUnreachableBeginsANewAttempt(t *testing.T) {
 	assert.Equal(t, 3, ch.Attempt)
 	assert.Equal(t, []string{idempaytest.FakeKey("o"), idempaytest.FakeAttemptKey("o", 2)}, keys)
 	assert.Equal(t, idempaytest.FakeAttemptKey("o", 3), ch.Key)
+}
+
+// A refusal that rests on "nothing reached the provider" proves nothing
+// on a resumed attempt: an earlier request with its key may have charged.
+func TestFakeChargerRefusalOfAResumedAttemptIsUnknown(t *testing.T) {
+	t.Parallel()
+	var fake idempaytest.FakeCharger
+	fake.OnIntent("o").Unknown().Unreachable().Reject("amount").Decline("x")
+	req := idempaytest.Request("o", 100)
+	for _, want := range []error{idempay.ErrOutcomeUnknown, syscall.ECONNREFUSED, idempay.ErrOutcomeUnknown} {
+		_, err := fake.Charge(ctx, req)
+		require.ErrorIs(t, err, want)
+		assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+		assert.NotErrorIs(t, err, idempay.ErrUnreachable)
+		assert.NotErrorIs(t, err, idempay.ErrInvalidRequest)
+		assert.Equal(t, idempaytest.FakeKey("o"), chargeErr(t, err).Key)
+	}
+	_, err := fake.Charge(ctx, req)
+	require.ErrorIs(t, err, idempay.ErrDeclined, "a decline is final whatever came before")
+	rec, _ := fake.Record(ctx, "o")
+	assert.Equal(t, 1, rec.Attempt)
+	assert.Equal(t, idempay.StateFailed, rec.State)
 }
 
 // Unknown or pending: money may still move under the attempt, so other

@@ -107,7 +107,8 @@ func (s *IntentScript) CompletePending() *IntentScript {
 // FailPending settles the pending charge as declined with declineCode (the
 // customer abandoned 3-D Secure, the voucher expired): the next call with
 // its parameters gets the decline, outcome failed, Attempts 0, shaped as
-// Decline's. The attempt has failed: a call with other parameters begins
+// Decline's but with the *idempay.APIError marked Replayed, as the Client
+// marks what a lookup found. The attempt has failed: a call with other parameters begins
 // the next one. It must follow a pending charge.
 func (s *IntentScript) FailPending(declineCode string) *IntentScript {
 	return s.add("FailPending", step{kind: stepFailPending, code: declineCode})
@@ -128,7 +129,10 @@ func (s *IntentScript) Decline(declineCode string) *IntentScript {
 // *idempay.APIError (Provider "fake", status 400, type
 // invalid_request_error, code parameter_invalid, Param param). Like a
 // decline, the refusal is answered again from the store for the same
-// request, and other parameters begin the next attempt.
+// request, and other parameters begin the next attempt. On an attempt the
+// call resumed (after Unknown or InProgress) the outcome is unknown
+// instead, the *idempay.APIError matching no sentinel, and the attempt
+// stays open: an earlier request with its key may have charged.
 func (s *IntentScript) Reject(param string) *IntentScript {
 	return s.add("Reject", step{kind: stepReject, field: param})
 }
@@ -153,7 +157,10 @@ func (s *IntentScript) InProgress() *IntentScript {
 // outcome failed, errors.Is idempay.ErrUnreachable and
 // syscall.ECONNREFUSED. The attempt has failed without reaching anyone,
 // so the next call, with the same parameters or others, begins the next
-// attempt with a new key.
+// attempt with a new key. On an attempt the call resumed (after Unknown or
+// InProgress) the outcome is unknown instead (errors.Is
+// syscall.ECONNREFUSED, not ErrUnreachable), and the attempt stays open:
+// an earlier request with its key may have charged.
 func (s *IntentScript) Unreachable() *IntentScript {
 	return s.add("Unreachable", step{kind: stepUnreachable})
 }
@@ -411,8 +418,10 @@ const fakeURL = "https://charger.idempaytest.invalid" + ChargePath
 // answer builds the step's result for req on the intent's current
 // attempt, with errors shaped as the Client shapes them: a *ChargeError
 // whose Err holds the sentinel and the *APIError or transport error behind
-// it.
-func (s step) answer(req idempay.ChargeRequest, r *fakeRecord) answer {
+// it. fresh says the call began the attempt: a refusal that rests on
+// "nothing reached the provider" is definite only then, since an earlier
+// request with the key may have charged.
+func (s step) answer(req idempay.ChargeRequest, r *fakeRecord, fresh bool) answer {
 	key := r.rec.Key
 	fail := func(o idempay.Outcome, attempts int, err error) answer {
 		a := answer{err: &idempay.ChargeError{IntentID: req.IntentID, Key: key, Outcome: o, Attempts: attempts, Err: err}}
@@ -427,13 +436,16 @@ func (s step) answer(req idempay.ChargeRequest, r *fakeRecord) answer {
 		if s.kind == stepFailPending {
 			attempts = 0 // found by a lookup: no charge request sent
 		}
-		a := fail(idempay.OutcomeFailed, attempts, declineError(s.code))
+		a := fail(idempay.OutcomeFailed, attempts, declineError(s.code, s.kind == stepFailPending))
 		a.refused = true
 		return a
 	case stepReject:
-		a := fail(idempay.OutcomeFailed, 1, fmt.Errorf("%w: %w", idempay.ErrInvalidRequest, &idempay.APIError{
-			Provider: "fake", Status: 400, Type: "invalid_request_error", Code: "parameter_invalid",
-			Param: s.field, Message: s.field + " is invalid (scripted)"}))
+		refusal := &idempay.APIError{Provider: "fake", Status: 400, Type: "invalid_request_error",
+			Code: "parameter_invalid", Param: s.field, Message: s.field + " is invalid (scripted)"}
+		if !fresh {
+			return fail(idempay.OutcomeUnknown, 1, refusal)
+		}
+		a := fail(idempay.OutcomeFailed, 1, fmt.Errorf("%w: %w", idempay.ErrInvalidRequest, refusal))
 		a.refused = true
 		return a
 	case stepUnknown:
@@ -442,8 +454,11 @@ func (s step) answer(req idempay.ChargeRequest, r *fakeRecord) answer {
 		return fail(idempay.OutcomeUnknown, 0,
 			fmt.Errorf("%w: leased by another instance (scripted)", idempay.ErrInProgress))
 	case stepUnreachable:
-		return fail(idempay.OutcomeFailed, 1, fmt.Errorf("%w: %w", idempay.ErrUnreachable,
-			&url.Error{Op: "Post", URL: fakeURL, Err: syscall.ECONNREFUSED}))
+		refused := &url.Error{Op: "Post", URL: fakeURL, Err: syscall.ECONNREFUSED}
+		if !fresh {
+			return fail(idempay.OutcomeUnknown, 1, refused)
+		}
+		return fail(idempay.OutcomeFailed, 1, fmt.Errorf("%w: %w", idempay.ErrUnreachable, refused))
 	case stepFail:
 		a := answer{err: s.err}
 		if idempay.OutcomeOf(s.err) == idempay.OutcomeFailed {
@@ -462,11 +477,12 @@ func (s step) answer(req idempay.ChargeRequest, r *fakeRecord) answer {
 	return a
 }
 
-// declineError is the cause of a scripted decline.
-func declineError(code string) error {
+// declineError is the cause of a scripted decline; replayed marks one
+// found by a lookup, which the Client reads as the provider's replay.
+func declineError(code string, replayed bool) error {
 	return fmt.Errorf("%w: %w", idempay.ErrDeclined, &idempay.APIError{
 		Provider: "fake", Status: 402, Type: "card_error", Code: "card_declined",
-		DeclineCode: code, Message: "the card was declined (scripted)"})
+		DeclineCode: code, Message: "the card was declined (scripted)", Replayed: replayed})
 }
 
 // charged fills the scripted charge's zero fields from the request and
