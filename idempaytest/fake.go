@@ -29,7 +29,8 @@ import (
 //     charge and a nil error. A pending charge returns the charge (State
 //     idempay.StatePending, with its AuthorizeURL) and an
 //     *idempay.ChargeError matching idempay.ErrPending, outcome pending.
-//     Failed and unknown outcomes return a nil charge and an error.
+//     Failed and unknown outcomes return a nil charge and an error, and so
+//     does ErrAttemptOpen on a pending attempt, as from the Client.
 //   - Bad input is refused first, with the bare *idempay.ValidationError
 //     of ChargeRequest.Validate (a nil context is refused too, as field
 //     "ctx"), and nothing is remembered. A context already done ends the
@@ -48,7 +49,10 @@ import (
 //     invalid request), the same parameters answer that refusal again from
 //     the store (Attempts 0); other parameters (another card) begin the
 //     next attempt. After a failure that reached no provider (Unreachable,
-//     or a Fail with outcome failed), any call begins the next attempt.
+//     or a Fail with outcome failed), any call begins the next attempt. Such
+//     a failure, or an invalid request, on an attempt the call resumed is
+//     unknown instead, and the attempt stays open: an earlier request with
+//     its key may have charged. A decline is final either way.
 //   - While the current attempt is unknown or pending, a call with other
 //     parameters is refused with idempay.ErrAttemptOpen, the open attempt's
 //     outcome (unknown or pending) and its key: money may still move under
@@ -60,6 +64,9 @@ import (
 //     Key that an earlier, failed attempt of the intent used is refused
 //     with an *idempay.ChargeError (outcome failed) holding an
 //     *idempay.ValidationError for field "Key".
+//   - A charge held by WaitFor runs to its end whoever waits: a caller
+//     whose context ends first gets idempay.ErrStoppedWaiting, outcome
+//     unknown, with the attempt's key, and the next call gets the outcome.
 //
 // Calls that send are answered by the steps scripted with OnIntent, one
 // step per call, and by a fresh success when the script is used up. Calls
