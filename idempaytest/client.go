@@ -1,6 +1,7 @@
 package idempaytest
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -38,8 +39,12 @@ type ClientOption func(*idempay.Config)
 // last; an option that sets Provider replaces all of that provider setup.
 //
 // It stops the test with t.Fatal if idempay.New refuses the
-// configuration. When the test ends it fails the test if srv charged any
-// intent twice: a duplicate charge is never a passing outcome.
+// configuration. When the test ends it closes the client, waiting up to
+// CloseTimeout for the charges still running (flights go on after their
+// caller stopped waiting) to record their outcomes, and then fails the
+// test if srv charged any intent twice: a duplicate charge is never a
+// passing outcome. A charge still running after CloseTimeout fails the
+// test too, since it could charge after the check.
 //
 //	func TestLostAnswer(t *testing.T) {
 //		srv := idempaytest.NewServer()
@@ -72,8 +77,22 @@ func NewClient(t testing.TB, srv *Server, opts ...ClientOption) *idempay.Client 
 		t.Fatalf("idempaytest: NewClient: %v", err)
 	}
 	srv.checkAtEnd(t)
+	// Registered after the duplicate check, so run before it: cleanups run
+	// last registered first.
+	t.Cleanup(func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), CloseTimeout)
+		defer cancel()
+		if err := c.Close(ctx); err != nil {
+			t.Errorf("idempaytest: NewClient: %v; the duplicate check may miss what they charge", err)
+		}
+	})
 	return c
 }
+
+// CloseTimeout is how long a client made by NewClient waits, when its test
+// ends, for the charges still running: longer than FastRetry's budget.
+const CloseTimeout = 15 * time.Second
 
 // checkAtEnd fails t at its end if srv charged any intent twice. The check
 // is registered once per test and server, so that a test with several

@@ -83,7 +83,7 @@ func TestNewClientReportsDuplicatesOnce(t *testing.T) {
 		_, err := c.Charge(context.Background(), idempaytest.Request("order-1", 100))
 		require.NoError(t, err)
 	}
-	require.Len(t, rec.cleanups, 1)
+	require.Len(t, rec.cleanups, 4, "one duplicate check, and one Close per client")
 	rec.runCleanups()
 	require.Len(t, rec.errors, 1)
 	assert.Contains(t, rec.errors[0], `intent "order-1" 3 times`)
@@ -103,6 +103,21 @@ func TestNewClientIsQuietWithoutDuplicates(t *testing.T) {
 	rec.runCleanups()
 	assert.Empty(t, rec.errors)
 	assert.Empty(t, rec.fatal)
+}
+
+// The client is closed when the test ends, before the duplicate check:
+// a charge still running when the test ends is waited for.
+func TestNewClientClosesTheClientAtTheEnd(t *testing.T) {
+	t.Parallel()
+	srv := idempaytest.NewServer()
+	defer srv.Close()
+	rec := &recorder{TB: t}
+	c := idempaytest.NewClient(rec, srv)
+	rec.runCleanups()
+	assert.Empty(t, rec.errors)
+	_, err := c.Charge(context.Background(), idempaytest.Request("order-1", 100))
+	require.ErrorIs(t, err, idempay.ErrClosed)
+	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
 }
 
 // Settle works: NewClient's provider can look charges up on the server.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest"
@@ -59,61 +60,131 @@ func ExampleServer_CheckNoDuplicates() {
 }
 
 // checkout stands for the code under test: it takes any idempay.Charger
-// and decides what to do with the order from the outcome.
-func checkout(ctx context.Context, c idempay.Charger, orderID string) string {
-	req := idempay.ChargeRequest{IntentID: orderID, Amount: 1500, Currency: "JPY", Source: "tokn_123"}
+// and decides what to do with the order from the outcome, all four of
+// them.
+func checkout(ctx context.Context, c idempay.Charger, orderID string, card idempay.Secret) string {
+	req := idempay.ChargeRequest{IntentID: orderID, Amount: 1500, Currency: "JPY", Source: card}
 	for range 3 {
 		ch, err := c.Charge(ctx, req)
 		switch idempay.OutcomeOf(err) {
 		case idempay.OutcomeSucceeded:
 			return "paid " + ch.ID
+		case idempay.OutcomePending:
+			if errors.Is(err, idempay.ErrAttemptOpen) {
+				// An earlier attempt, with other parameters, is pending:
+				// no charge comes back for this call.
+				return "pending: an earlier attempt waits for the customer"
+			}
+			return "pending: send the customer to " + ch.AuthorizeURL
 		case idempay.OutcomeFailed:
 			if errors.Is(err, idempay.ErrDeclined) {
-				return "declined"
+				return "declined: ask for another card"
 			}
 			return "failed"
+		case idempay.OutcomeUnknown:
+			// Money may have moved: charge again with the same request,
+			// never a new one.
 		}
-		// Unknown: charge again with the same request, never a new one.
 	}
-	return "unknown, keep the order open"
+	return "unknown: keep the order open"
 }
 
-// Testing checkout without any server: script one unknown outcome, then
-// let the fake succeed. A second checkout of the same order is answered
-// from the "store", as the real client would.
+// Testing checkout without any server: one order whose first answer is
+// lost, one declined, one waiting for 3-D Secure, one never settled. A
+// second checkout of the paid order is answered from the "store", as the
+// real client would answer it.
 func ExampleFakeCharger() {
 	var fake idempaytest.FakeCharger
 	fake.OnIntent("order-1").Unknown().SucceedWith(idempay.Charge{ID: "ch_1"})
 	fake.OnIntent("order-2").Decline("insufficient_funds")
-	fake.OnIntent("order-3").Unknown().Unknown().Unknown()
+	fake.OnIntent("order-3").PendingWith(idempay.Charge{AuthorizeURL: "https://3ds.example/order-3"})
+	fake.OnIntent("order-4").Unknown().Unknown().Unknown()
 	ctx := context.Background()
 
-	fmt.Println(checkout(ctx, &fake, "order-1"))
-	fmt.Println(checkout(ctx, &fake, "order-2"))
-	fmt.Println(checkout(ctx, &fake, "order-3"))
+	for _, order := range []string{"order-1", "order-2", "order-3", "order-4"} {
+		fmt.Println(order, checkout(ctx, &fake, order, "tokn_123"))
+	}
 	fmt.Println(len(fake.CallsFor("order-1")), "calls for order-1")
 
 	again, _ := fake.Charge(ctx, fake.CallsFor("order-1")[0].Request)
 	fmt.Println(again.ID, again.Replayed, again.ReplayedFrom)
 	// Output:
-	// paid ch_1
-	// declined
-	// unknown, keep the order open
+	// order-1 paid ch_1
+	// order-2 declined: ask for another card
+	// order-3 pending: send the customer to https://3ds.example/order-3
+	// order-4 unknown: keep the order open
 	// 2 calls for order-1
 	// ch_1 true store
 }
 
-// Charging an intent again with other parameters is refused, as by the
-// real client: a new payment needs a new intent ID.
-func ExampleFakeCharger_intentMismatch() {
+// A declined customer tries another card on the same order: the second
+// card is the intent's second attempt, with its own key. Once the order is
+// paid, any later charge of it, even with the first card, answers that
+// payment and charges nothing.
+func ExampleFakeCharger_anotherCard() {
 	var fake idempaytest.FakeCharger
+	fake.OnIntent("order-1").Decline("insufficient_funds").SucceedWith(idempay.Charge{ID: "ch_2"})
 	ctx := context.Background()
-	_, _ = fake.Charge(ctx, idempaytest.Request("order-1", 1500))
 
-	_, err := fake.Charge(ctx, idempaytest.Request("order-1", 2000))
-	fmt.Println(errors.Is(err, idempay.ErrIntentMismatch), idempay.OutcomeOf(err))
+	fmt.Println(checkout(ctx, &fake, "order-1", "tokn_empty_card"))
+	fmt.Println(checkout(ctx, &fake, "order-1", "tokn_other_card"))
+	fmt.Println(checkout(ctx, &fake, "order-1", "tokn_empty_card"))
+
+	rec, _ := fake.Record(ctx, "order-1")
+	fmt.Println("attempt", rec.Attempt, rec.State, "after", len(rec.History), "failed")
+	ch, _ := fake.Charge(ctx, idempay.ChargeRequest{IntentID: "order-1", Amount: 1500, Currency: "JPY", Source: "tokn_3"})
+	fmt.Println(ch.ID, ch.ReplayedFrom, "params differ:", ch.ParamsDiffer)
 	// Output:
-	// true unknown
+	// declined: ask for another card
+	// paid ch_2
+	// paid ch_2
+	// attempt 2 succeeded after 1 failed
+	// ch_2 store params differ: true
+}
+
+// A pending charge is not paid: it comes with ErrPending and stays pending
+// until the script settles it, here as the provider's lookup would find it
+// once the customer passed 3-D Secure.
+func ExampleIntentScript_CompletePending() {
+	var fake idempaytest.FakeCharger
+	fake.OnIntent("order-1").PendingWith(idempay.Charge{AuthorizeURL: "https://3ds.example/order-1"})
+	ctx := context.Background()
+	req := idempay.ChargeRequest{IntentID: "order-1", Amount: 1500, Currency: "JPY", Source: "tokn_123"}
+
+	ch, err := fake.Charge(ctx, req)
+	fmt.Println(idempay.OutcomeOf(err), errors.Is(err, idempay.ErrPending), ch.AuthorizeURL)
+	_, err = fake.Charge(ctx, req)
+	fmt.Println(idempay.OutcomeOf(err))
+
+	fake.OnIntent("order-1").CompletePending()
+	ch, err = fake.Charge(ctx, req)
+	fmt.Println(idempay.OutcomeOf(err), ch.State, ch.ReplayedFrom)
+	// Output:
+	// pending true https://3ds.example/order-1
+	// pending
+	// succeeded succeeded lookup
+}
+
+// A slow charge and an impatient caller (a browser that went away): the
+// caller is told it stopped waiting, and the charge goes on; the next call
+// gets its outcome.
+func ExampleIntentScript_WaitFor() {
+	var fake idempaytest.FakeCharger
+	release := make(chan struct{})
+	fake.OnIntent("order-1").WaitFor(release).SucceedWith(idempay.Charge{ID: "ch_slow"})
+	req := idempay.ChargeRequest{IntentID: "order-1", Amount: 1500, Currency: "JPY", Source: "tokn_123"}
+
+	impatient, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	_, err := fake.Charge(impatient, req)
+	fmt.Println(idempay.OutcomeOf(err), errors.Is(err, idempay.ErrStoppedWaiting))
+
+	close(release)
+	ch, err := fake.Charge(context.Background(), req)
+	fmt.Println(err, ch.ID)
+	// Output:
+	// unknown true
+	// <nil> ch_slow
 }
 
 // Responders on a MockTransport passed in Config.HTTPClient: the first

@@ -37,6 +37,21 @@ type chargeBody struct {
 // request (zero values if its body is not the contract's JSON). It echoes
 // the request's Idempotency-Key, as the reference server does.
 func ChargeResponder(chargeID string) httpmock.Responder {
+	return chargeResponder(http.StatusCreated, chargeID, "succeeded")
+}
+
+// PendingResponder answers 202 Accepted with the contract's body, status
+// "pending": the provider accepted the charge and finishes it later (3-D
+// Secure, a hosted page). The idempay client returns the pending charge
+// and an error matching idempay.ErrPending, outcome pending, and keeps the
+// intent open; a later Charge of the intent is answered by looking the
+// charge up (OwnAPI.LookupPath) or, if that cannot tell, as pending from
+// the store. Otherwise it answers as ChargeResponder does.
+func PendingResponder(chargeID string) httpmock.Responder {
+	return chargeResponder(http.StatusAccepted, chargeID, "pending")
+}
+
+func chargeResponder(status int, chargeID, chargeStatus string) httpmock.Responder {
 	return func(req *http.Request) (*http.Response, error) {
 		var in struct {
 			OrderID   string `json:"order_id"`
@@ -45,8 +60,8 @@ func ChargeResponder(chargeID string) httpmock.Responder {
 		if body, err := readAll(req); err == nil {
 			_ = json.Unmarshal(body, &in) // an unreadable body just echoes nothing
 		}
-		resp := jsonResponse(req, http.StatusCreated, chargeBody{OrderID: in.OrderID, ChargeID: chargeID,
-			Status: "succeeded", AmountJPY: in.AmountJPY})
+		resp := jsonResponse(req, status, chargeBody{OrderID: in.OrderID, ChargeID: chargeID,
+			Status: chargeStatus, AmountJPY: in.AmountJPY})
 		if key := req.Header.Get("Idempotency-Key"); key != "" {
 			resp.Header.Set("Idempotency-Key", key)
 		}

@@ -49,6 +49,29 @@ func TestChargeResponderEchoesTheRequest(t *testing.T) {
 	assert.Equal(t, 1, mock.GetTotalCallCount())
 }
 
+// A pending answer is the pending outcome: the charge and ErrPending, the
+// intent kept open, and a later charge answered without a second request.
+func TestPendingResponderIsPending(t *testing.T) {
+	t.Parallel()
+	c, mock := mocked(t, idempaytest.PendingResponder("ch_3ds"))
+	ch, err := c.Charge(ctx, idempaytest.Request("order-1", 1500))
+	require.ErrorIs(t, err, idempay.ErrPending)
+	assert.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
+	require.NotNil(t, ch)
+	assert.Equal(t, "ch_3ds", ch.ID)
+	assert.Equal(t, idempay.StatePending, ch.State)
+	assert.Equal(t, "pending", ch.Status)
+	assert.EqualValues(t, 1500, ch.Amount)
+	rec, err := c.Record(ctx, "order-1")
+	require.NoError(t, err)
+	assert.Equal(t, idempay.StatePending, rec.State)
+
+	again, err := c.Charge(ctx, idempaytest.Request("order-1", 1500))
+	require.ErrorIs(t, err, idempay.ErrPending)
+	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
+	assert.Equal(t, 1, mock.GetTotalCallCount(), "a pending charge is never sent again")
+}
+
 func TestChargeResponderEchoesTheKeyAndToleratesBadBodies(t *testing.T) {
 	t.Parallel()
 	req, err := http.NewRequest(http.MethodPost, mockBase, strings.NewReader("not json"))

@@ -116,8 +116,9 @@ func (s *Server) Requests(intentID string) int { return s.api.Stats().ByOrder[in
 func (s *Server) TotalRequests() int { return s.api.Stats().Requests }
 
 // Keys returns the distinct idempotency keys sent for intentID, in the
-// order first seen. A client that keeps one key per intent shows one,
-// however many retries it made.
+// order first seen. The idempay client shows one key per attempt of the
+// intent, however many retries it made: one, unless an attempt definitely
+// failed (a decline, then another card) and the next began with a new key.
 func (s *Server) Keys(intentID string) []string {
 	return slices.Clone(s.api.Stats().KeysByOrder[intentID])
 }
