@@ -102,7 +102,7 @@ func concurrencyCases() []testCase {
 			const perRacer = 4
 			together(racers, func(i int) {
 				for j := range perRacer {
-					r := request(fmt.Sprintf("order-%02d-%d-with-a-long-common-suffix", i, j), "owner")
+					r := request(fmt.Sprintf("intent-with-a-long-common-prefix-%02d-%d", i, j), "owner")
 					got, err := s.Reserve(t.Context(), r)
 					switch { // t.Errorf is safe from any goroutine
 					case err != nil:
