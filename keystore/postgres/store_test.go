@@ -1,10 +1,3 @@
-// The conformance suite (keystore/storetest) is being rewritten for
-// KeyStore contract v2 on branch storetest and does not compile here yet;
-// this file runs with -tags storetest until that branch is merged, and the
-// tag should then go.
-
-//go:build storetest
-
 package postgres
 
 import (
