@@ -40,11 +40,11 @@
 // # Durability
 //
 // Reserve returns after its transaction commits with a synchronous commit:
-// each statement sets synchronous_commit for its own transaction, to on if
-// the session has it off and to the session's own value otherwise, so the
-// key is on disk (and on synchronous standbys, if configured) before the
-// first byte of the charge is sent, whatever the role's or database's
-// defaults.
+// each statement sets synchronous_commit for its own transaction to on (or
+// keeps the session's remote_apply), so the key is on disk, and on the
+// synchronous standbys if any are configured, before the first byte of the
+// charge is sent, whatever the role's or the database's defaults (off,
+// local and remote_write are raised to on).
 //
 // Resolve commits the same way when the Resolution says Durable (a webhook
 // handler's or a guarded endpoint's result, which nothing could replay; the

@@ -25,14 +25,14 @@ type commit struct {
 }
 
 // relaxedConn returns a store and its one connection, whose session runs
-// with synchronous_commit off: the worst a role or a database can be
-// configured with, and the one that shows whether the store itself makes
-// its durable writes wait for the flush.
-func relaxedConn(t *testing.T, opts ...Option) (*Store, *pgxpool.Conn) {
+// with synchronous_commit set to session: off is the worst a role or a
+// database can be configured with, and the one that shows whether the store
+// itself makes its durable writes wait for the flush.
+func relaxedConn(t *testing.T, session string, opts ...Option) (*Store, *pgxpool.Conn) {
 	t.Helper()
 	cfg := poolConfig(t)
 	cfg.MaxConns = 1
-	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = session
 	s := openStoreIn(t, newPool(t, cfg), opts...)
 	conn, err := s.pool.Acquire(t.Context())
 	if err != nil {
@@ -100,17 +100,21 @@ func probedInsert(t *testing.T, s *Store, conn *pgxpool.Conn, r idempay.ReserveR
 // commits asynchronously: the setting inside says off and, unless a flush
 // by someone else happened in between, the WAL is behind the write.
 func TestDurableCommits(t *testing.T) {
-	durable := commit{inside: "on", flushed: true, after: "off"}
 	for _, tc := range []struct {
 		name    string
+		session string // the session's synchronous_commit
 		opts    []Option
 		durable bool
+		inside  string
 	}{
-		{"Durable", nil, true},
-		{"WithDurableResolve", []Option{WithDurableResolve()}, false},
+		{"Durable", "off", nil, true, "on"},
+		{"WithDurableResolve", "off", []Option{WithDurableResolve()}, false, "on"},
+		{"local raised to on", "local", nil, true, "on"},
+		{"remote_apply kept", "remote_apply", nil, true, "remote_apply"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, conn := relaxedConn(t, tc.opts...)
+			durable := commit{inside: tc.inside, flushed: true, after: tc.session}
+			s, conn := relaxedConn(t, tc.session, tc.opts...)
 			r := request("ns", "a")
 			if got := probedInsert(t, s, conn, r); got != durable {
 				t.Errorf("Reserve's insert: %+v; want %+v", got, durable)

@@ -22,12 +22,14 @@ type queries struct {
 // and turned into an interval by this exact multiplication.
 const micros = `* interval '1 microsecond'`
 
-// durableSetting is the synchronous_commit a durable commit runs under: the
-// session's own setting unless that is off. Every value but off waits for
-// the local WAL flush, and the stronger ones (remote_apply, or on with
-// synchronous standbys) are the operator's choice to keep.
-const durableSetting = `CASE WHEN current_setting('synchronous_commit') = 'off' THEN 'on'
-		ELSE current_setting('synchronous_commit') END`
+// durableSetting is the synchronous_commit a durable commit runs under: at
+// least on, which waits for the local WAL flush and for the synchronous
+// standbys' flush, if any are configured (without them it costs what local
+// costs). A session's off, local or remote_write is raised to on, since a
+// key lost in a failover to a standby is as lost as one lost in a crash;
+// remote_apply, stronger still, is kept.
+const durableSetting = `CASE WHEN current_setting('synchronous_commit') = 'remote_apply' THEN 'remote_apply'
+		ELSE 'on' END`
 
 // The durability of a statement's commit is chosen by the statement itself,
 // not by the role, the database or the session: set_config(..., true) lasts

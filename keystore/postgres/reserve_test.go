@@ -231,8 +231,8 @@ func TestReserveOneNewAttempt(t *testing.T) {
 		if res.Created {
 			created++
 		}
-		if res.Record.Attempt != 2 || res.Record.Key != results[0].Record.Key && res.Created {
-			t.Errorf("caller %d: attempt %d key %q", i, res.Record.Attempt, res.Record.Key)
+		if res.Record.Attempt != 2 {
+			t.Errorf("caller %d was told attempt %d; want 2", i, res.Record.Attempt)
 		}
 	}
 	stored, err := s.Load(t.Context(), "ns", "a")
