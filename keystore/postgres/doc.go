@@ -27,15 +27,16 @@
 //
 // # Round trips
 //
-// Every operation is one statement, and each statement one round trip once
-// pgx has prepared it on the connection, but Reserve of an existing record,
-// which takes two: the INSERT ... ON CONFLICT DO NOTHING that creates a
-// record, then one statement that begins a new attempt, claims the lease or
-// reads the record, atomically. A charge on the happy path thus costs two:
-// the insert and Resolve's conditional UPDATE, which also says, in the same
-// answer, why it refused when it does. Expire costs one per batch. pgxpool
-// may add a ping when it hands out a connection that sat idle (its
-// ShouldPing hook); that is the pool's choice, not the store's.
+// Each statement is one round trip once pgx has prepared it on the
+// connection. Reserve costs one when it creates the record (INSERT ... ON
+// CONFLICT DO NOTHING) and two when the record exists: the insert, then one
+// statement that begins a new attempt, claims the lease or reads the
+// record, atomically. Resolve, Load and a page of ListOpen cost one each,
+// and so does a refused Resolve: the statement that tries the write also
+// returns what it checked. Expire costs one per batch. A charge on the happy
+// path thus costs two, the insert and the Resolve. pgxpool may add a ping
+// when it hands out a connection that sat idle (its ShouldPing hook); that
+// is the pool's choice, not the store's.
 //
 // # Durability
 //
@@ -60,12 +61,12 @@
 //
 // Every instant of a record is the server's: created_at, updated_at,
 // closed_at and lease_until are stamped in the statements from now() (an
-// insert's transaction start) or clock_timestamp() (read once per
-// statement, after the row lock, so that the instants of one record never
-// go back), and Reservation.Now is the instant the statement used. Leases
-// run out on the server's clock and Expire's retention is measured on it,
-// so the clocks of the instances, however skewed, never meet. Times keep
-// microseconds (timestamptz) and are returned in UTC; a lease or a
-// retention is rounded up to the microsecond. A free lease is stored as an
-// empty owner and a NULL lease_until.
+// insert's transaction start) or clock_timestamp() (read once per statement,
+// after the row lock, so that the instants of one record never go back), and
+// Reservation.Now is the instant the statement used. Leases run out on the
+// server's clock and Expire's retention is measured on it, so no instance's
+// clock, however skewed, is ever compared with another's. Times keep
+// microseconds (timestamptz) and are returned in UTC; a lease or a retention
+// is rounded up to the microsecond. A free lease is stored as an empty owner
+// and a NULL lease_until.
 package postgres
