@@ -26,8 +26,8 @@ func Example() {
 		return
 	}
 
-	// Retention: settled records are kept a week after creation. Open and
-	// pending ones are never deleted.
-	n, err := store.Expire(ctx, time.Now().Add(-7*24*time.Hour))
+	// Retention: settled records are kept a week after they closed, by
+	// the database's clock. Open and pending ones are never deleted.
+	n, err := store.Expire(ctx, 7*24*time.Hour)
 	fmt.Println(n, err)
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/idempay/idempay"
 )
 
-// TestExpireDeletesInBatches fills the table with 2,500 settled records and
-// some unsettled ones, all old, and checks that Expire deletes every settled
-// one and nothing else, with DELETEs of at most the batch size.
+// TestExpireDeletesInBatches fills the table with 2,500 records settled
+// long ago and some unsettled ones, and checks that Expire deletes every
+// old settled one and nothing else, with DELETEs of at most the batch size.
 func TestExpireDeletesInBatches(t *testing.T) {
 	const (
 		closed = 2500
@@ -21,43 +21,32 @@ func TestExpireDeletesInBatches(t *testing.T) {
 	ctx := t.Context()
 
 	// Bulk-insert directly: 2,500 Reserve+Resolve pairs would measure the
-	// driver, not the sweep. Created times are spread over a day before
-	// the cutoff; half succeeded, half failed.
-	_, err := s.pool.Exec(ctx, `INSERT INTO `+s.Table()+`
-		(namespace, intent_id, key, fingerprint, state, created_at, updated_at, result)
-	SELECT 'ns' || (i % 3), 'closed-' || i, 'key-' || i, 'fp', 
+	// driver, not the sweep. Closing times are spread over the day before
+	// the retention; half succeeded, half failed.
+	exec(t, s, `INSERT INTO {t}
+		(namespace, intent_id, key, fingerprint, state, created_at, updated_at, closed_at, result)
+	SELECT 'ns' || (i % 3), 'closed-' || i, 'key-' || i, 'fp',
 		CASE WHEN i % 2 = 0 THEN 'succeeded' ELSE 'failed' END,
-		$1::timestamptz - make_interval(secs => i), $1, '\x00'::bytea
-	FROM generate_series(1, $2::int) AS i`, at, closed)
-	if err != nil {
-		t.Fatalf("insert settled records: %v", err)
-	}
+		now() - interval '30 days', now() - interval '8 days' - make_interval(secs => i),
+		now() - interval '8 days' - make_interval(secs => i), '\x00'::bytea
+	FROM generate_series(1, $1::int) AS i`, closed)
 	for i := range open {
-		r := record("ns0", "open-"+string(rune('a'+i)))
-		r.CreatedAt = at.AddDate(-1, 0, 0)
-		if _, err := s.Reserve(ctx, r); err != nil {
-			t.Fatal(err)
-		}
+		id := "open-" + string(rune('a'+i))
+		reserve(t, s, request("ns0", id))
 		if i%2 == 1 {
-			if err := s.Resolve(ctx, idempay.Resolution{Namespace: r.Namespace, IntentID: r.IntentID,
-				Key: r.Key, State: idempay.StatePending, At: at}); err != nil {
-				t.Fatal(err)
-			}
+			resolve(t, s, "ns0", id, idempay.StatePending)
 		}
 	}
-	// One settled record at the cutoff itself stays: the cutoff is strict.
-	young := record("ns0", "young")
-	young.CreatedAt = at.Add(time.Second)
-	if _, err := s.Reserve(ctx, young); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns0", IntentID: "young", Key: young.Key,
-		State: idempay.StateSucceeded, At: at}); err != nil {
-		t.Fatal(err)
-	}
+	// Open for a year: never deleted, however old.
+	exec(t, s, `UPDATE {t} SET created_at = now() - interval '1 year', updated_at = now() - interval '1 year'
+		WHERE intent_id LIKE 'open-%'`)
+	// Created long ago, settled just now: kept, retention runs from closing.
+	reserve(t, s, request("ns0", "late"))
+	resolve(t, s, "ns0", "late", idempay.StateSucceeded)
+	exec(t, s, `UPDATE {t} SET created_at = now() - interval '30 days' WHERE intent_id = 'late'`)
 
 	m.reset()
-	n, err := s.Expire(ctx, young.CreatedAt)
+	n, err := s.Expire(ctx, 7*24*time.Hour)
 	if err != nil || n != closed {
 		t.Fatalf("Expire = %d, %v; want %d and no error", n, err, closed)
 	}
@@ -80,52 +69,88 @@ func TestExpireDeletesInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	if left != open+1 || leftOpen != open {
-		t.Errorf("after Expire: %d rows of which %d unsettled; want %d rows: the %d open or pending ones and the one created at the cutoff",
+		t.Errorf("after Expire: %d rows of which %d unsettled; want %d rows: the %d open or pending ones and the one settled late",
 			left, leftOpen, open+1, open)
 	}
 }
 
-// TestExpireUsesClosedIndex checks, with the planner's own words, that a
-// sweep batch reads the partial index on settled rows rather than scanning
-// the table, and that ListOpen reads the one on unsettled rows.
-func TestExpireUsesClosedIndex(t *testing.T) {
+// TestExpireFromClosing checks the retention's edge on the server's clock:
+// a record closed just over the retention ago goes, one closed just under
+// it stays, whatever their creation times.
+func TestExpireFromClosing(t *testing.T) {
 	s := openStore(t)
+	for _, id := range []string{"old", "young"} {
+		reserve(t, s, request("ns", id))
+		resolve(t, s, "ns", id, idempay.StateFailed)
+	}
+	exec(t, s, `UPDATE {t} SET created_at = now() - interval '10 days',
+		closed_at = CASE intent_id WHEN 'old' THEN now() - interval '1 hour 1 second'
+			ELSE now() - interval '59 minutes' END`)
+	if n, err := s.Expire(t.Context(), time.Hour); err != nil || n != 1 {
+		t.Fatalf("Expire(1h) = %d, %v; want 1", n, err)
+	}
+	if _, err := s.Load(t.Context(), "ns", "young"); err != nil {
+		t.Errorf("the record closed 59 minutes ago: Load = %v; want it kept", err)
+	}
+}
+
+// explain returns the plan of sql in a transaction that forbids sequential
+// scans: a tiny table is cheapest to scan, and the point is that an index
+// plan exists, which is what a large table will use.
+func explain(t *testing.T, s *Store, sql string, args ...any) string {
+	t.Helper()
 	ctx := t.Context()
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = tx.Rollback(ctx) }()
-	// A tiny table is cheapest to scan, so forbid that plan: the point is
-	// that an index plan exists, which is what a large table will use.
 	if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
 		t.Fatal(err)
 	}
+	rows, err := tx.Query(ctx, "EXPLAIN "+sql, args...)
+	if err != nil {
+		t.Fatalf("EXPLAIN: %v", err)
+	}
+	defer rows.Close()
+	var plan strings.Builder
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan.WriteString(line + "\n")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan.String()
+}
+
+// TestQueriesUseIndexes checks, with the planner's own words, that a sweep
+// batch reads the partial index on closed_at, and that a ListOpen page reads
+// the partial index on unsettled rows from the cursor on (an Index Cond on
+// the row comparison) without sorting.
+func TestQueriesUseIndexes(t *testing.T) {
+	s := openStore(t)
+	cursor := []any{"ns", time.Now(), "order-1", 10}
 	for name, q := range map[string]struct {
 		sql   string
 		args  []any
 		index string
+		want  []string
 	}{
-		"Expire":   {s.q.expire, []any{at, 1000}, "idempay_records_closed_idx"},
-		"ListOpen": {s.q.listOpen, []any{"ns", 10}, "idempay_records_open_idx"},
+		"Expire":   {s.q.expire, []any{int64(1e6), 1000}, "idempay_records_closed_at_idx", []string{"Index Cond: (closed_at <"}},
+		"ListOpen": {s.q.listOpen, cursor, "idempay_records_open_c_idx", []string{"Index Cond: ((namespace = ", "ROW(created_at, (intent_id)::text) >"}},
 	} {
-		var plan string
-		rows, err := tx.Query(ctx, "EXPLAIN "+q.sql, q.args...)
-		if err != nil {
-			t.Fatalf("EXPLAIN %s: %v", name, err)
+		plan := explain(t, s, q.sql, q.args...)
+		if !strings.Contains(plan, q.index) || strings.Contains(plan, "Sort") {
+			t.Errorf("plan of %s does not read %s, or sorts:\n%s", name, q.index, plan)
 		}
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				t.Fatal(err)
+		for _, w := range q.want {
+			if !strings.Contains(plan, w) {
+				t.Errorf("plan of %s lacks %q:\n%s", name, w, plan)
 			}
-			plan += line + "\n"
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(plan, q.index) {
-			t.Errorf("plan of %s does not use %s:\n%s", name, q.index, plan)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,16 +12,57 @@ import (
 	"github.com/idempay/idempay/internal/testenv"
 )
 
-// at is the instant the store-specific tests write, microsecond-aligned so
-// that values read back compare equal.
-var at = time.Date(2030, time.January, 2, 3, 4, 5, 6000, time.UTC)
+// request returns a first-attempt reservation of (ns, id) by "owner" with a
+// lease of a minute: longer than any test, so it only runs out when a test
+// moves lease_until itself.
+func request(ns, id string) idempay.ReserveRequest {
+	return idempay.ReserveRequest{
+		Namespace: ns, IntentID: id, Attempt: 1, Key: "key-" + id, Fingerprint: "fp-" + id,
+		Owner: "owner", Lease: time.Minute,
+	}
+}
 
-// record returns an open record of (ns, id) leased to "owner" for a minute.
-func record(ns, id string) idempay.Record {
-	return idempay.Record{
-		Namespace: ns, IntentID: id, Key: "key-" + id, Fingerprint: "fp-" + id,
-		State: idempay.StateOpen, CreatedAt: at, UpdatedAt: at,
-		LeaseOwner: "owner", LeaseUntil: at.Add(time.Minute),
+// reserve reserves r in s and fails the test on an error.
+func reserve(tb testing.TB, s *Store, r idempay.ReserveRequest) idempay.Reservation {
+	tb.Helper()
+	res, err := s.Reserve(context.Background(), r)
+	if err != nil {
+		tb.Fatalf("Reserve(%s/%s by %s) = %v", r.Namespace, r.IntentID, r.Owner, err)
+	}
+	return res
+}
+
+// resolve resolves the current key of (ns, id) to st and fails the test on an
+// error.
+func resolve(tb testing.TB, s *Store, ns, id string, st idempay.State) {
+	tb.Helper()
+	ctx := context.Background()
+	rec, err := s.Load(ctx, ns, id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: ns, IntentID: id, Key: rec.Key, State: st,
+		Result: []byte(`{"state":"` + string(st) + `"}`)}); err != nil {
+		tb.Fatalf("Resolve(%s/%s, %s) = %v", ns, id, st, err)
+	}
+}
+
+// serverNow reads the server's clock.
+func serverNow(tb testing.TB, s *Store) time.Time {
+	tb.Helper()
+	var now time.Time
+	if err := s.pool.QueryRow(context.Background(), `SELECT clock_timestamp()`).Scan(&now); err != nil {
+		tb.Fatal(err)
+	}
+	return now.UTC()
+}
+
+// exec runs sql on s's pool, with s's table for {t}, and fails the test on
+// an error: the tests' way to move a record's instants by hand.
+func exec(tb testing.TB, s *Store, sql string, args ...any) {
+	tb.Helper()
+	if _, err := s.pool.Exec(context.Background(), strings.ReplaceAll(sql, "{t}", s.Table()), args...); err != nil {
+		tb.Fatalf("%s: %v", sql, err)
 	}
 }
 

@@ -2,11 +2,16 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idempay/idempay"
 )
 
 func TestSchemaVersionIsLastMigration(t *testing.T) {
@@ -16,6 +21,34 @@ func TestSchemaVersionIsLastMigration(t *testing.T) {
 	for i, m := range migrations {
 		if m.version != i+1 {
 			t.Errorf("migrations[%d].version = %d; want %d: versions are consecutive from 1", i, m.version, i+1)
+		}
+	}
+}
+
+// allVersions is every version of migrations, in order.
+func allVersions() []int {
+	var v []int
+	for _, m := range migrations {
+		v = append(v, m.version)
+	}
+	return v
+}
+
+// TestAppliedMigrationsUnchanged pins the text of every released migration:
+// a database that applied it must find the same schema in the code. A change
+// to the schema is a new migration, never an edit of an old one.
+func TestAppliedMigrationsUnchanged(t *testing.T) {
+	released := map[int]string{
+		1: "79083e75de262e3077c8af478c98113bfc17e52d3bc7bb19740971209e7d85bd",
+		2: "f9cfe99b8a023097c49214fcb5ade71315132baa4141f9c96bbb420b5872d143",
+	}
+	for _, m := range migrations {
+		want, ok := released[m.version]
+		if !ok {
+			continue // not released yet: pin it here once it is
+		}
+		if got := fmt.Sprintf("%x", sha256.Sum256([]byte(m.sql))); got != want {
+			t.Errorf("migration %d has been edited (sha256 %s, released as %s); add a new migration instead", m.version, got, want)
 		}
 	}
 }
@@ -68,17 +101,15 @@ func TestMigrateConcurrently(t *testing.T) {
 			t.Fatalf("instance %d: New = %v; want every concurrent start to succeed", i, err)
 		}
 	}
-	if got := versionsApplied(t, stores[0]); len(got) != 1 || got[0] != SchemaVersion {
-		t.Errorf("versions recorded after %d concurrent starts = %v; want [%d]", instances, got, SchemaVersion)
+	if got := versionsApplied(t, stores[0]); !slices.Equal(got, allVersions()) {
+		t.Errorf("versions recorded after %d concurrent starts = %v; want %v", instances, got, allVersions())
 	}
 
 	// Every instance writes to the same table.
 	for i, s := range stores {
-		if _, err := s.Reserve(t.Context(), record("ns", string(rune('a'+i)))); err != nil {
-			t.Fatalf("instance %d: Reserve = %v", i, err)
-		}
+		reserve(t, s, request("ns", string(rune('a'+i))))
 	}
-	if open, err := stores[0].ListOpen(t.Context(), "ns", 0); err != nil || len(open) != instances {
+	if open, err := stores[0].ListOpen(t.Context(), "ns", idempay.Cursor{}, 100); err != nil || len(open) != instances {
 		t.Errorf("ListOpen = %d records, %v; want %d, one per instance", len(open), err, instances)
 	}
 }
@@ -87,16 +118,14 @@ func TestMigrateConcurrently(t *testing.T) {
 // that it changes nothing and keeps the data.
 func TestMigrateIdempotent(t *testing.T) {
 	s := openStore(t)
-	if _, err := s.Reserve(t.Context(), record("ns", "kept")); err != nil {
-		t.Fatal(err)
-	}
+	reserve(t, s, request("ns", "kept"))
 	for range 3 {
 		if err := s.Migrate(t.Context()); err != nil {
 			t.Fatalf("Migrate on a migrated schema = %v; want nil", err)
 		}
 	}
-	if got := versionsApplied(t, s); len(got) != 1 {
-		t.Errorf("versions recorded = %v; want one entry", got)
+	if got := versionsApplied(t, s); !slices.Equal(got, allVersions()) {
+		t.Errorf("versions recorded = %v; want %v, each once", got, allVersions())
 	}
 	if _, err := s.Load(t.Context(), "ns", "kept"); err != nil {
 		t.Errorf("Load after repeated Migrate = %v; want the record kept", err)
@@ -116,10 +145,8 @@ func TestTablesInOneSchemaAreIndependent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Reserve(t.Context(), record("ns", "x")); err != nil {
-		t.Fatal(err)
-	}
-	if got, err := b.Reserve(t.Context(), record("ns", "x")); err != nil || !got.Created {
+	reserve(t, a, request("ns", "x"))
+	if got, err := b.Reserve(t.Context(), request("ns", "x")); err != nil || !got.Created {
 		t.Errorf("Reserve in table keys_b of an intent that only keys_a has: Created=%v, %v; want Created", got.Created, err)
 	}
 }

@@ -92,13 +92,18 @@ func WithoutMigration() Option {
 	}
 }
 
-// WithDurableResolve makes Resolve wait for its commit to reach disk, as
-// Reserve always does. By default Resolve commits with synchronous_commit
-// off: the KeyStore contract allows a crash to lose a resolution (the intent
-// reopens and is resumed with the same key, answered by a replay), and
-// skipping that flush halves the fsyncs of a charge. Use this option when
-// something else reads the table and must never see a settled record revert
-// to open after a database crash.
+// WithDurableResolve makes every Resolve durable, as if each Resolution
+// said Durable: its commit waits for the WAL flush, as Reserve's always
+// does. It is not needed for correctness: a Resolution that must survive a
+// crash says so itself (idempay.ClaimConfig.Durable sets it on every close
+// of a webhook handler or a guarded endpoint), and this store honours it
+// per call whatever the option. Without it, a Resolution without Durable
+// commits with synchronous_commit off, which the KeyStore contract allows
+// (the intent reopens and is resumed with the same key, answered by a
+// replay) and which spares a charge its second fsync. Use the option when
+// something else reads the table and must never see a settled record
+// revert to open after a database crash. It can only add durability, never
+// remove it.
 func WithDurableResolve() Option {
 	return func(c *config) error {
 		c.durableResolve = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -12,84 +13,61 @@ import (
 
 // reserveAttempts bounds the insert-then-claim loop. A second pass is needed
 // only when Expire deletes the row between the two statements, which needs a
-// settled record older than the retention cutoff racing a new Reserve of the
-// same intent; a third would mean the same race twice in a row.
+// settled record older than the retention racing a new Reserve of the same
+// intent; a third would mean the same race twice in a row.
 const reserveAttempts = 3
 
 // Reserve implements idempay.KeyStore. It costs one statement when it
-// creates the record and two when the record exists. The insert or claim is
-// committed (autocommit) before Reserve returns.
-func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservation, error) {
-	if !r.State.Valid() {
-		return idempay.Reservation{}, fmt.Errorf("postgres: reserve: invalid state %q", r.State)
+// creates the record and two when the record exists: the insert, then one
+// statement that begins a new attempt, claims the lease or reads the record.
+// Every instant is the server's; Reservation.Now is the server's clock at
+// the step that decided. The insert or claim is committed with a
+// synchronous commit (whatever the session's synchronous_commit) before
+// Reserve returns.
+func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
+	if err := idempay.CheckReserveRequest(r); err != nil {
+		return idempay.Reservation{}, fmt.Errorf("postgres: %w", err)
 	}
+	args := []any{r.Namespace, r.IntentID, r.Attempt, r.Key, r.Fingerprint, r.Owner, microseconds(r.Lease)}
 	for range reserveAttempts {
-		rec, err := scanRecord(s.pool.QueryRow(ctx, s.q.insert,
-			r.Namespace, r.IntentID, r.Key, r.Fingerprint, string(r.State), r.CreatedAt,
-			r.UpdatedAt, r.LeaseOwner, nullTime(r.LeaseUntil), r.ProviderRef, r.Result))
+		res, err := s.reserveStep(ctx, s.q.insert, args)
 		if err == nil {
-			return idempay.Reservation{Record: rec, Created: true, Claimed: true}, nil
+			return s.answer(r, res), nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return idempay.Reservation{}, fmt.Errorf("postgres: reserve: insert: %w", err)
 		}
-
-		var claimed bool
-		rec, err = scanRecord(s.pool.QueryRow(ctx, s.q.claim,
-			r.Namespace, r.IntentID, r.LeaseOwner, nullTime(r.LeaseUntil), r.UpdatedAt), &claimed)
+		res, err = s.reserveStep(ctx, s.q.claim, args)
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // deleted by Expire in between: insert again
 		}
 		if err != nil {
 			return idempay.Reservation{}, fmt.Errorf("postgres: reserve: claim: %w", err)
 		}
-		return idempay.Reservation{Record: rec, Claimed: claimed}, nil
+		return s.answer(r, res), nil
 	}
 	return idempay.Reservation{}, fmt.Errorf("postgres: reserve: record of %q/%q vanished %d times during reserve",
 		r.Namespace, r.IntentID, reserveAttempts)
 }
 
-// Resolve implements idempay.KeyStore with one conditional UPDATE, which
-// also checks res.LeaseOwner when it is set; only when it matches nothing
-// does a second statement find out why.
-func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
-	if !res.State.Valid() {
-		return fmt.Errorf("postgres: resolve: invalid state %q", res.State)
-	}
-	tag, err := s.pool.Exec(ctx, s.q.resolve,
-		res.Namespace, res.IntentID, res.Key, string(res.State), res.At,
-		res.ProviderRef, res.Result != nil, res.Result, res.LeaseOwner)
-	if err != nil {
-		return fmt.Errorf("postgres: resolve: %w", err)
-	}
-	if tag.RowsAffected() == 1 {
-		return nil
-	}
-
+// reserveStep runs one of Reserve's statements, which return the record,
+// the server's now and whether the caller holds the lease, or no row.
+func (s *Store) reserveStep(ctx context.Context, sql string, args []any) (idempay.Reservation, error) {
 	var (
-		key   string
-		state string
-		owner string
+		res idempay.Reservation
+		now time.Time
 	)
-	err = s.pool.QueryRow(ctx, s.q.lookup, res.Namespace, res.IntentID).Scan(&key, &state, &owner)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return idempay.ErrNotFound
-	case err != nil:
-		return fmt.Errorf("postgres: resolve: %w", err)
-	case key != res.Key:
-		return idempay.ErrKeyMismatch
-	case idempay.State(state).Closed():
-		return idempay.ErrAlreadyResolved
-	case res.LeaseOwner != "" && owner != res.LeaseOwner:
-		return idempay.ErrLeaseLost
-	default:
-		// The row matches now but did not when the update ran: a
-		// concurrent Reserve inserted it in between. At the instant of the
-		// update there was no record, and keys are never reused, so that
-		// is the answer. (A row with another owner's lease at the update
-		// that is ours by now would need a claim by this very owner in
-		// between; it is answered the same way.)
-		return idempay.ErrNotFound
+	rec, err := scanRecord(s.pool.QueryRow(ctx, sql, args...), &now, &res.Claimed)
+	if err != nil {
+		return idempay.Reservation{}, err
 	}
+	res.Record, res.Now = rec, now.UTC()
+	return res, nil
+}
+
+// answer completes res for request r: Created is the contract's rule, the
+// one the Go stores share, applied to the record as the statement left it.
+func (s *Store) answer(r idempay.ReserveRequest, res idempay.Reservation) idempay.Reservation {
+	res.Created = res.Claimed && res.Record.CreatedFor(r)
+	return res
 }

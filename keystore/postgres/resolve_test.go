@@ -1,62 +1,90 @@
 package postgres
 
 import (
+	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/idempay/idempay"
 )
 
-// TestResolveCommitsWithoutFlush checks the mechanism behind the default
-// relaxed Resolve: inside the statement synchronous_commit is off (so its
-// commit does not wait for the WAL flush), and afterwards the connection is
-// back to its own setting, so that the next Reserve on the same pooled
-// connection still commits durably.
-func TestResolveCommitsWithoutFlush(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		opts   []Option
-		inside string
+// TestResolveStamps checks what a Resolve writes: UpdatedAt and, on
+// closing, ClosedAt from the server's clock; the lease freed; a release
+// keeps a pending record pending and unsettled; ProviderRef and Result kept
+// unless given.
+func TestResolveStamps(t *testing.T) {
+	s := openStore(t)
+	ctx := t.Context()
+	rec := reserve(t, s, request("ns", "a")).Record
+	res := idempay.Resolution{Namespace: "ns", IntentID: "a", Key: rec.Key}
+	write := func(st idempay.State, ref string, result []byte) idempay.Record {
+		t.Helper()
+		res.State, res.ProviderRef, res.Result = st, ref, result
+		before := serverNow(t, s)
+		if err := s.Resolve(ctx, res); err != nil {
+			t.Fatalf("Resolve(%s) = %v", st, err)
+		}
+		after := serverNow(t, s)
+		got, err := s.Load(ctx, "ns", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.UpdatedAt.Before(before) || got.UpdatedAt.After(after) || got.LeaseOwner != "" || !got.LeaseUntil.IsZero() {
+			t.Errorf("after Resolve(%s): UpdatedAt %s, lease %q until %s; want the server's clock between %s and %s, no lease",
+				st, got.UpdatedAt, got.LeaseOwner, got.LeaseUntil, before, after)
+		}
+		return got
+	}
+
+	got := write(idempay.StatePending, "pi_1", []byte("pending"))
+	reserve(t, s, request("ns", "a"))
+	got = write(idempay.StateOpen, "", nil)
+	if got.State != idempay.StatePending || !got.ClosedAt.IsZero() || got.ProviderRef != "pi_1" || string(got.Result) != "pending" {
+		t.Errorf("after a release of a pending record: %s, closed %s, ref %q, result %q; want pending, unsettled, pi_1, pending",
+			got.State, got.ClosedAt, got.ProviderRef, got.Result)
+	}
+	got = write(idempay.StateSucceeded, "", binaryResult())
+	if !got.ClosedAt.Equal(got.UpdatedAt) || got.ProviderRef != "pi_1" || !bytes.Equal(got.Result, binaryResult()) {
+		t.Errorf("closed: ClosedAt %s, UpdatedAt %s, ref %q; want ClosedAt = UpdatedAt, ref kept, the result stored",
+			got.ClosedAt, got.UpdatedAt, got.ProviderRef)
+	}
+}
+
+// TestResolveRefusals checks the errors in the contract's order, each with
+// nothing changed: a wrong key is reported before the state, a closed
+// record before the lease owner.
+func TestResolveRefusals(t *testing.T) {
+	s := openStore(t)
+	ctx := t.Context()
+	reserve(t, s, request("ns", "open"))
+	reserve(t, s, request("ns", "closed"))
+	resolve(t, s, "ns", "closed", idempay.StateSucceeded)
+	for name, tc := range map[string]struct {
+		res  idempay.Resolution
+		want error
 	}{
-		{"default", nil, "off"},
-		{"WithDurableResolve", []Option{WithDurableResolve()}, "on"},
+		"no record":                    {idempay.Resolution{IntentID: "none", Key: "k"}, idempay.ErrNotFound},
+		"other namespace":              {idempay.Resolution{Namespace: "ns2", IntentID: "open", Key: "key-open"}, idempay.ErrNotFound},
+		"wrong key":                    {idempay.Resolution{IntentID: "open", Key: "k", LeaseOwner: "other"}, idempay.ErrKeyMismatch},
+		"wrong key of a closed record": {idempay.Resolution{IntentID: "closed", Key: "k"}, idempay.ErrKeyMismatch},
+		"closed":                       {idempay.Resolution{IntentID: "closed", Key: "key-closed", LeaseOwner: "other"}, idempay.ErrAlreadyResolved},
+		"lease of another owner":       {idempay.Resolution{IntentID: "open", Key: "key-open", LeaseOwner: "other"}, idempay.ErrLeaseLost},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg := poolConfig(t)
-			cfg.MaxConns = 1 // one connection: what leaks would show below
-			s := openStoreIn(t, newPool(t, cfg), tc.opts...)
-			ctx := t.Context()
-			r := record("ns", "order-1")
-			if _, err := s.Reserve(ctx, r); err != nil {
-				t.Fatal(err)
+		t.Run(name, func(t *testing.T) {
+			if tc.res.Namespace == "" {
+				tc.res.Namespace = "ns"
 			}
-			conn, err := s.pool.Acquire(ctx)
-			if err != nil {
-				t.Fatal(err)
+			tc.res.State = idempay.StateFailed
+			before, _ := s.Load(ctx, "ns", tc.res.IntentID)
+			if err := s.Resolve(ctx, tc.res); !errors.Is(err, tc.want) {
+				t.Errorf("Resolve = %v; want %v", err, tc.want)
 			}
-			defer conn.Release()
-			var before, inside, after string
-			if err := conn.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&before); err != nil {
-				t.Fatal(err)
-			}
-			if before != "on" {
-				t.Skipf("server default synchronous_commit = %q; the test needs on", before)
-			}
-			// The store's own statement, made to report the setting it
-			// committed under.
-			err = conn.QueryRow(ctx, s.q.resolve+` RETURNING current_setting('synchronous_commit')`,
-				"ns", "order-1", r.Key, string(idempay.StateSucceeded), at, "", false, nil, "").Scan(&inside)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := conn.QueryRow(ctx, `SHOW synchronous_commit`).Scan(&after); err != nil {
-				t.Fatal(err)
-			}
-			if inside != tc.inside {
-				t.Errorf("synchronous_commit inside Resolve = %q; want %q", inside, tc.inside)
-			}
-			if after != before {
-				t.Errorf("synchronous_commit after Resolve = %q; want the session's %q restored", after, before)
+			if after, _ := s.Load(ctx, "ns", tc.res.IntentID); !after.UpdatedAt.Equal(before.UpdatedAt) || after.State != before.State {
+				t.Errorf("a refused Resolve changed the record: %+v\nwas %+v", after, before)
 			}
 		})
+	}
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "open", Key: "key-open", State: "done"}); err == nil {
+		t.Error("Resolve with an invalid state = nil error; want it refused")
 	}
 }

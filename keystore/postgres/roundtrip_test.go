@@ -2,11 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -85,75 +88,100 @@ func meteredStore(t *testing.T, opts ...Option) (*Store, *meter) {
 	return openStoreIn(t, newPool(t, cfg), opts...), m
 }
 
-// TestHappyPathTwoRoundTrips proves the cost the package doc promises: a
-// charge whose intent is new costs the store two statements and two round
-// trips, Reserve (the insert) and Resolve (the conditional update).
-func TestHappyPathTwoRoundTrips(t *testing.T) {
-	s, m := meteredStore(t)
-	ctx := t.Context()
-
-	charge := func(id string) {
-		t.Helper()
-		r := record("ns", id)
-		got, err := s.Reserve(ctx, r)
-		if err != nil || !got.Created || !got.Claimed {
-			t.Fatalf("Reserve(%q) = created %v claimed %v, %v; want a new claimed record", id, got.Created, got.Claimed, err)
-		}
-		err = s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: id, Key: r.Key,
-			State: idempay.StateSucceeded, Result: []byte(`{"ok":true}`), At: at.Add(1)})
-		if err != nil {
-			t.Fatalf("Resolve(%q) = %v", id, err)
-		}
+// charge reserves a new intent and closes it, as a charge on the happy path
+// does.
+func charge(t *testing.T, s *Store, id string, durable bool) {
+	t.Helper()
+	res := reserve(t, s, request("ns", id))
+	if !res.Created || !res.Claimed {
+		t.Fatalf("Reserve(%q) = created %v claimed %v; want a new claimed record", id, res.Created, res.Claimed)
 	}
-
-	// The first charge on a connection also prepares each statement (pgx's
-	// statement cache): one extra round trip per statement, once per
-	// connection, not per charge.
-	charge("warm-up")
-	m.reset()
-
-	charge("order-1")
-	if got := m.statements(); len(got) != 2 ||
-		!strings.HasPrefix(got[0], "INSERT") || !strings.Contains(got[1], ") UPDATE ") {
-		t.Errorf("statements for one charge = %q; want exactly [INSERT ..., WITH ... UPDATE ...]", got)
-	}
-	if w := m.writes.Load(); w != 2 {
-		t.Errorf("round trips (socket writes) for one charge = %d; want 2", w)
+	if err := s.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", IntentID: id, Key: res.Record.Key,
+		State: idempay.StateSucceeded, Result: []byte(`{"ok":true}`), Durable: durable}); err != nil {
+		t.Fatalf("Resolve(%q) = %v", id, err)
 	}
 }
 
-// TestConflictPathRoundTrips checks the bounds off the happy path: Reserve
-// of an existing record costs two round trips (insert, then claim or read),
-// and a Resolve that fails costs two (update, then the read that says why).
-func TestConflictPathRoundTrips(t *testing.T) {
+// TestHappyPathTwoRoundTrips proves the cost the package doc promises: a
+// charge whose intent is new costs the store two statements and two round
+// trips, Reserve (the insert) and Resolve (the conditional update), durable
+// or not.
+func TestHappyPathTwoRoundTrips(t *testing.T) {
+	s, m := meteredStore(t)
+	// The first charge on a connection also prepares each statement (pgx's
+	// statement cache): one extra round trip per statement, once per
+	// connection, not per charge.
+	charge(t, s, "warm-up", false)
+	for i, durable := range []bool{false, true} {
+		m.reset()
+		charge(t, s, fmt.Sprint("order-", i), durable)
+		if got := m.statements(); len(got) != 2 || !strings.Contains(got[0], " INSERT INTO ") ||
+			!strings.Contains(got[1], " done AS ( UPDATE ") {
+			t.Errorf("statements for one charge (durable %v) = %q; want exactly [insert, resolve]", durable, got)
+		}
+		if w := m.writes.Load(); w != 2 {
+			t.Errorf("round trips (socket writes) for one charge (durable %v) = %d; want 2", durable, w)
+		}
+	}
+}
+
+// TestRoundTripsPerOperation counts the statements and socket writes of
+// every other operation, after a warm-up that prepares them: Reserve of an
+// existing record costs two (the insert, then the claim, whatever it
+// decides), everything else one, a refused Resolve included.
+func TestRoundTripsPerOperation(t *testing.T) {
 	s, m := meteredStore(t)
 	ctx := t.Context()
-	r := record("ns", "order-1")
-	if _, err := s.Reserve(ctx, r); err != nil {
-		t.Fatal(err)
+	other := request("ns", "a")
+	other.Owner = "owner-2"
+	next := request("ns", "b")
+	next.Attempt, next.Key = 2, "key-b2"
+	ops := []struct {
+		name string
+		want int64
+		op   func() error
+	}{
+		{"Reserve refused (leased to another)", 2, func() error { _, err := s.Reserve(ctx, other); return err }},
+		{"Reserve renewing", 2, func() error { _, err := s.Reserve(ctx, request("ns", "a")); return err }},
+		{"Reserve beginning attempt 2", 2, func() error { _, err := s.Reserve(ctx, next); return err }},
+		{"Resolve refused (wrong key)", 1, func() error {
+			err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "a", Key: "other", State: idempay.StateFailed})
+			return ignore(err, idempay.ErrKeyMismatch)
+		}},
+		{"Resolve not found", 1, func() error {
+			err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "none", Key: "k", State: idempay.StateFailed})
+			return ignore(err, idempay.ErrNotFound)
+		}},
+		{"Load", 1, func() error { _, err := s.Load(ctx, "ns", "a"); return err }},
+		{"ListOpen", 1, func() error { _, err := s.ListOpen(ctx, "ns", idempay.Cursor{}, 10); return err }},
+		{"Expire", 1, func() error { _, err := s.Expire(ctx, time.Hour); return err }},
 	}
-	// Warm the statement cache for every statement measured below.
-	if _, err := s.Reserve(ctx, r); err != nil {
-		t.Fatal(err)
+	setup := func() {
+		exec(t, s, `DELETE FROM {t}`)
+		reserve(t, s, request("ns", "a"))
+		reserve(t, s, request("ns", "b"))
+		resolve(t, s, "ns", "b", idempay.StateFailed)
 	}
-	_ = s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: "other", State: idempay.StateOpen, At: at})
+	for _, o := range ops { // warm-up: prepare every statement
+		setup()
+		_ = o.op()
+	}
+	for _, o := range ops {
+		setup()
+		m.reset()
+		if err := o.op(); err != nil {
+			t.Fatalf("%s: %v", o.name, err)
+		}
+		if n, w := int64(len(m.statements())), m.writes.Load(); n != o.want || w != o.want {
+			t.Errorf("%s: %d statements, %d round trips; want %d", o.name, n, w, o.want)
+		}
+	}
+}
 
-	m.reset()
-	other := r
-	other.LeaseOwner = "owner-2"
-	if got, err := s.Reserve(ctx, other); err != nil || got.Created || got.Claimed {
-		t.Fatalf("Reserve by another owner during the lease = %+v, %v; want not created, not claimed", got, err)
+// ignore returns nil if err is want, else err.
+func ignore(err, want error) error {
+	if errors.Is(err, want) {
+		return nil
 	}
-	if w := m.writes.Load(); w != 2 {
-		t.Errorf("round trips for Reserve of an existing record = %d; want 2", w)
-	}
-
-	m.reset()
-	err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: "other", State: idempay.StateSucceeded, At: at})
-	if err != idempay.ErrKeyMismatch {
-		t.Fatalf("Resolve with another key = %v; want ErrKeyMismatch", err)
-	}
-	if w := m.writes.Load(); w != 2 {
-		t.Errorf("round trips for a failed Resolve = %d; want 2", w)
-	}
+	return fmt.Errorf("got %v, want %v", err, want)
 }

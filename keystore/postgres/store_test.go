@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/idempay/idempay"
@@ -30,4 +32,28 @@ func BenchmarkReserveResolve(b *testing.B) {
 			return openStoreIn(b, pool)
 		})
 	})
+}
+
+// BenchmarkCharge measures one charge's store writes (Reserve of a new
+// intent, then Resolve to succeeded) from one caller, with the close
+// relaxed (a charge's outcome) and durable (a webhook handler's or a
+// guarded endpoint's): the difference is the second WAL flush.
+func BenchmarkCharge(b *testing.B) {
+	for _, durable := range []bool{false, true} {
+		b.Run(fmt.Sprintf("durable=%v", durable), func(b *testing.B) {
+			s := openStore(b)
+			ctx := context.Background()
+			for i := 0; b.Loop(); i++ {
+				r := request("ns", fmt.Sprint("order-", i))
+				res, err := s.Reserve(ctx, r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: r.IntentID,
+					Key: res.Record.Key, State: idempay.StateSucceeded, Durable: durable}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
