@@ -281,8 +281,8 @@ func CheckReserveRequest(r ReserveRequest) error {
 		return errors.New("idempay: reserve: empty namespace or intent ID")
 	case r.Attempt < 1:
 		return errors.New("idempay: reserve: attempt must be 1 or more")
-	case r.Key == "" || r.Owner == "":
-		return errors.New("idempay: reserve: empty key or owner")
+	case r.Key == "" || r.Owner == "" || r.Fingerprint == "":
+		return errors.New("idempay: reserve: empty key, owner or fingerprint")
 	case r.Lease <= 0:
 		return errors.New("idempay: reserve: lease must be positive")
 	}

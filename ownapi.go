@@ -231,6 +231,9 @@ func (a OwnAPI) FindCharge(ctx context.Context, hc *http.Client, t Target, rec R
 	}
 	v := a.ReadCharge(resp, body)
 	v.Replayed = true
+	if v.Err != nil && v.Err.Status == 0 {
+		v.Err.Status = resp.StatusCode // the lookup's answer, as a fresh one would carry
+	}
 	return v, nil
 }
 

@@ -50,7 +50,8 @@ func (c *Client) charge(ctx context.Context, req ChargeRequest, fp string, prog 
 // answer that attempt's outcome), or a new one.
 func (c *Client) attemptKey(req ChargeRequest, history []PastAttempt) (string, error) {
 	if req.Key != "" {
-		if i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == req.Key }); i >= 0 {
+		i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == req.Key })
+		if i >= 0 && !neverReached(history[i]) {
 			return "", &ChargeError{IntentID: req.IntentID, Outcome: OutcomeFailed,
 				Err: invalid("Key", "was the key of attempt %d of this intent, which failed; a new attempt needs a new key", history[i].Attempt)}
 		}
@@ -62,6 +63,22 @@ func (c *Client) attemptKey(req ChargeRequest, history []PastAttempt) (string, e
 			Err: fmt.Errorf("%w: Config.NewKey made a bad key: %w", ErrInvalidConfig, err)}
 	}
 	return key, nil
+}
+
+// neverReached reports whether a failed attempt's key never reached the
+// provider (nothing written, rate-limited, refused for the credentials): the
+// provider keeps nothing for it, so a new attempt may send it again, as a
+// frontend retrying with its own key after "unreachable" does.
+func neverReached(p PastAttempt) bool {
+	var out storedOutcome
+	if json.Unmarshal(p.Result, &out) != nil {
+		return false
+	}
+	switch out.Kind {
+	case KindNotSent, KindRateLimited, KindConfig:
+		return true
+	}
+	return false
 }
 
 // mayBeginAttempt reports whether a call with fingerprint fp may begin a
@@ -110,8 +127,14 @@ func (c *Client) unclaimed(rec Record, fp string) (*Charge, error) {
 	case rec.State == StateFailed:
 		return c.fromStore(rec)
 	case rec.Fingerprint != fp:
-		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State),
+		err := &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State),
 			Err: fmt.Errorf("%w: attempt %d, %s, with other parameters; settle it before trying again", ErrAttemptOpen, rec.Attempt, rec.State)}
+		if rec.State == StatePending {
+			// What the customer must be shown is the open attempt's.
+			ch, _ := c.fromStore(rec)
+			return ch, err
+		}
+		return nil, err
 	case rec.State == StatePending:
 		return c.fromStore(rec) // another flight is settling it; its last known state is pending
 	}

@@ -113,6 +113,9 @@ type fakeRecord struct {
 	charge  *idempay.Charge      // succeeded or pending: the charge to answer from the store
 	failure *idempay.ChargeError // failed: the error the attempt ended with
 	refused bool                 // failed by a refusal the provider keeps for the parameters
+	// unsent holds the keys of earlier attempts that never reached the
+	// provider: a new attempt may carry them again, as with the Client.
+	unsent map[string]bool
 }
 
 // Charge answers req as described on FakeCharger.
@@ -180,7 +183,7 @@ func (f *FakeCharger) fromRecord(ctx context.Context, req idempay.ChargeRequest,
 		}
 		r = f.begin(r, req, fp, key)
 	case r.rec.Fingerprint != fp:
-		return nil, r.attemptOpen()
+		return r.attemptOpen()
 	default:
 		fresh = false
 	}
@@ -220,6 +223,12 @@ func (f *FakeCharger) begin(r *fakeRecord, req idempay.ChargeRequest, fp, key st
 		f.intents[req.IntentID] = r
 	} else {
 		r.rec.History = append(r.rec.History, r.rec.Past())
+		if !r.refused {
+			if r.unsent == nil {
+				r.unsent = map[string]bool{}
+			}
+			r.unsent[r.rec.Key] = true
+		}
 	}
 	r.rec.Attempt++
 	r.rec.Key, r.rec.Fingerprint, r.rec.State = key, fp, idempay.StateOpen
@@ -237,7 +246,9 @@ func (r *fakeRecord) nextKey(req idempay.ChargeRequest) (string, error) {
 		return FakeAttemptKey(req.IntentID, n), nil
 	}
 	past := append(slices.Clone(r.rec.History), r.rec.Past())
-	if i := slices.IndexFunc(past, func(p idempay.PastAttempt) bool { return p.Key == req.Key }); i >= 0 {
+	i := slices.IndexFunc(past, func(p idempay.PastAttempt) bool { return p.Key == req.Key })
+	unsent := r.unsent[req.Key] || (i == len(past)-1 && !r.refused)
+	if i >= 0 && !unsent {
 		return "", &idempay.ChargeError{IntentID: req.IntentID, Outcome: idempay.OutcomeFailed,
 			Err: &idempay.ValidationError{Field: "Key", Reason: fmt.Sprintf(
 				"was the key of attempt %d of this intent, which failed; a new attempt needs a new key", past[i].Attempt)}}
@@ -294,11 +305,16 @@ func (r *fakeRecord) storedFailure() error {
 }
 
 // attemptOpen refuses a call with other parameters while the current
-// attempt is unknown or pending.
-func (r *fakeRecord) attemptOpen() error {
-	return &idempay.ChargeError{IntentID: r.rec.IntentID, Key: r.rec.Key, Outcome: outcomeOfState(r.rec.State),
+// attempt is unknown or pending; a pending one comes with its charge.
+func (r *fakeRecord) attemptOpen() (*idempay.Charge, error) {
+	err := &idempay.ChargeError{IntentID: r.rec.IntentID, Key: r.rec.Key, Outcome: outcomeOfState(r.rec.State),
 		Err: fmt.Errorf("%w: attempt %d, %s, with other parameters; settle it before trying again",
 			idempay.ErrAttemptOpen, r.rec.Attempt, r.rec.State)}
+	if r.rec.State == idempay.StatePending {
+		ch, _ := r.fromStore(false)
+		return ch, err
+	}
+	return nil, err
 }
 
 // answerCharge is the return of a succeeded or pending charge: a pending

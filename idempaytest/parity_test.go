@@ -236,9 +236,6 @@ func parityCases() []parityCase {
 				s.Pending().FailPending("authentication_failed").SucceedWith(idempay.Charge{ID: "ch_2"})
 			}),
 			run: calls(req("o", 100), req("o", 100), req("o", 100), withCard("o", "tokn_good")),
-			// A decline found by a lookup has HTTP status 0 from the
-			// Client; see TestClientLookupDeclineKeepsItsStatus.
-			mask: func(o *observed) { o.Refusal.Status = 0 },
 		},
 		{
 			name: "context canceled before the store",

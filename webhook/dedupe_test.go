@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,7 +46,8 @@ func TestDeduperRunsOnceThenDuplicate(t *testing.T) {
 func TestDeduperConcurrentRedeliveries(t *testing.T) {
 	t.Parallel()
 	const n = 32
-	store, clk := memstore.New(), newClock()
+	clk := newClock()
+	store := memstore.New(memstore.WithClock(clk.Now))
 	instances := []*webhook.Deduper{
 		newDeduper(t, store, clk, webhook.WithInstance("a")),
 		newDeduper(t, store, clk, webhook.WithInstance("b")),
@@ -158,13 +160,13 @@ func TestDeduperPanicReleasesLease(t *testing.T) {
 // deliveries get ErrInProgress until it runs out, then one takes over.
 func TestDeduperCrashedInstanceLeaseExpires(t *testing.T) {
 	t.Parallel()
-	store, clk := memstore.New(), newClock()
+	clk := newClock()
+	store := memstore.New(memstore.WithClock(clk.Now))
 	d := newDeduper(t, store, clk)
 	// What a killed process leaves: the reservation Do makes, never resolved.
-	now := clk.Now()
-	_, err := store.Reserve(context.Background(), idempay.Record{
-		Namespace: d.Namespace(), IntentID: "evt_1", Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
-		State: idempay.StateOpen, CreatedAt: now, UpdatedAt: now, LeaseOwner: "dead:1/x", LeaseUntil: now.Add(time.Minute),
+	_, err := store.Reserve(context.Background(), idempay.ReserveRequest{
+		Namespace: d.Namespace(), IntentID: "evt_1", Attempt: 1, Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
+		Owner: "dead:1/x", Lease: time.Minute,
 	})
 	require.NoError(t, err)
 
@@ -189,7 +191,8 @@ func TestDeduperCrashedInstanceLeaseExpires(t *testing.T) {
 // until it runs out, and only a delivery after that runs the handler again.
 func TestDeduperNotRecorded(t *testing.T) {
 	t.Parallel()
-	store, clk := &flakyStore{KeyStore: memstore.New()}, newClock()
+	clk := newClock()
+	store := &flakyStore{KeyStore: memstore.New(memstore.WithClock(clk.Now))}
 	d := newDeduper(t, store, clk)
 	var h counter
 
@@ -214,7 +217,8 @@ func TestDeduperNotRecorded(t *testing.T) {
 // then runs out on its own.
 func TestDeduperHandlerErrorAndReleaseFails(t *testing.T) {
 	t.Parallel()
-	store, clk := &flakyStore{KeyStore: memstore.New()}, newClock()
+	clk := newClock()
+	store := &flakyStore{KeyStore: memstore.New(memstore.WithClock(clk.Now))}
 	d := newDeduper(t, store, clk)
 	store.failResolve.Store(true)
 	boom := errors.New("boom")
@@ -318,17 +322,41 @@ func TestDeduperSameIDOtherBody(t *testing.T) {
 	})
 }
 
-// Rule: the handler's context ends with the lease, so a handler that runs
-// too long stops before another delivery may take the event over.
-func TestDeduperLeaseEndsHandlerContext(t *testing.T) {
+// cutOff lets a delivery's first Reserve through and fails the later ones
+// (the lease's renewals): the instance is cut off from the store.
+type cutOff struct {
+	idempay.KeyStore
+	calls atomic.Int32
+}
+
+func (s *cutOff) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
+	if s.calls.Add(1) > 1 {
+		return idempay.Reservation{}, errStoreDown
+	}
+	return s.KeyStore.Reserve(ctx, r)
+}
+
+// Rule: the lease is renewed while the handler runs, so a slow handler
+// keeps its event; a handler whose lease is lost (its renewals cannot reach
+// the store) has its context ended, with ErrLeaseLost, before another
+// delivery may take the event over.
+func TestDeduperLostLeaseEndsHandlerContext(t *testing.T) {
 	t.Parallel()
-	d, err := webhook.NewDeduper(memstore.New(), "stripe", "acct_test", webhook.WithLease(30*time.Millisecond))
+	d, err := webhook.NewDeduper(memstore.New(), "stripe", "acct_test", webhook.WithLease(idempay.MinLease))
 	require.NoError(t, err)
-	_, err = d.Do(context.Background(), "evt_1", eventBody, func(ctx context.Context) error {
-		<-ctx.Done()
+	_, err = d.Do(context.Background(), "evt_slow", eventBody, func(ctx context.Context) error {
+		time.Sleep(2 * idempay.MinLease) // two leases long: renewed meanwhile
 		return ctx.Err()
 	})
-	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, err, "a slow handler keeps its lease")
+
+	cut, err := webhook.NewDeduper(&cutOff{KeyStore: memstore.New()}, "stripe", "acct_test", webhook.WithLease(idempay.MinLease))
+	require.NoError(t, err)
+	_, err = cut.Do(context.Background(), "evt_1", eventBody, func(ctx context.Context) error {
+		<-ctx.Done()
+		return context.Cause(ctx)
+	})
+	require.ErrorIs(t, err, idempay.ErrLeaseLost)
 	var herr *webhook.HandlerError
 	require.ErrorAs(t, err, &herr)
 }
@@ -350,7 +378,8 @@ func TestDeduperRecordsAfterRequestCancelled(t *testing.T) {
 // Rule: namespaces keep accounts, providers and charge intents apart.
 func TestDeduperNamespaces(t *testing.T) {
 	t.Parallel()
-	store, clk := memstore.New(), newClock()
+	clk := newClock()
+	store := memstore.New(memstore.WithClock(clk.Now))
 	a := newDeduper(t, store, clk)
 	b, err := webhook.NewDeduper(store, "stripe", "acct_other", webhook.WithClock(clk.Now))
 	require.NoError(t, err)
@@ -380,7 +409,7 @@ func TestDeduperFailedRecordIsNotRerun(t *testing.T) {
 	_, err := d.Do(context.Background(), "evt_1", eventBody, func(context.Context) error { return errors.New("poison") })
 	require.Error(t, err)
 	require.NoError(t, store.Resolve(context.Background(), idempay.Resolution{
-		Namespace: d.Namespace(), IntentID: "evt_1", Key: "evt_1", State: idempay.StateFailed, At: epoch,
+		Namespace: d.Namespace(), IntentID: "evt_1", Key: "evt_1", State: idempay.StateFailed,
 	}))
 	var h counter
 	got, err := d.Do(context.Background(), "evt_1", eventBody, h.fn)
@@ -405,6 +434,7 @@ func TestDeduperRefusesBadInput(t *testing.T) {
 		{"empty account", store, "stripe", "", nil},
 		{"account with a space", store, "stripe", "a b", nil},
 		{"zero lease", store, "stripe", "a", []webhook.DeduperOption{webhook.WithLease(0)}},
+		{"lease below MinLease", store, "stripe", "a", []webhook.DeduperOption{webhook.WithLease(idempay.MinLease - 1)}},
 		{"nil clock", store, "stripe", "a", []webhook.DeduperOption{webhook.WithClock(nil)}},
 		{"empty instance", store, "stripe", "a", []webhook.DeduperOption{webhook.WithInstance("")}},
 		{"nil fingerprint", store, "stripe", "a", []webhook.DeduperOption{webhook.WithFingerprint(nil)}},
@@ -432,14 +462,14 @@ func TestDeduperRefusesBadInput(t *testing.T) {
 // delivery's owner and the store refuses it.
 func TestDeduperLateFailureKeepsTheTakeoverLease(t *testing.T) {
 	t.Parallel()
-	store, clk := memstore.New(), newClock()
+	clk := newClock()
+	store := memstore.New(memstore.WithClock(clk.Now))
 	d := newDeduper(t, store, clk)
 	_, err := d.Do(context.Background(), "evt_1", eventBody, func(context.Context) error {
 		clk.Advance(time.Minute) // the lease runs out while the handler is still busy...
-		now := clk.Now()
-		res, err := store.Reserve(context.Background(), idempay.Record{ // ...and another instance takes over
-			Namespace: d.Namespace(), IntentID: "evt_1", Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
-			State: idempay.StateOpen, CreatedAt: now, UpdatedAt: now, LeaseOwner: "other/1", LeaseUntil: now.Add(time.Minute),
+		res, err := store.Reserve(context.Background(), idempay.ReserveRequest{ // ...and another instance takes over
+			Namespace: d.Namespace(), IntentID: "evt_1", Attempt: 1, Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
+			Owner: "other/1", Lease: time.Minute,
 		})
 		require.NoError(t, err)
 		require.True(t, res.Claimed)
@@ -455,36 +485,29 @@ func TestDeduperLateFailureKeepsTheTakeoverLease(t *testing.T) {
 	require.ErrorIs(t, err, webhook.ErrInProgress)
 }
 
-// Rule: the release after a failed handler is checked by the store, not by
-// this instance's clock: when another instance, whose clock runs ahead,
-// has taken the lease over while this one still thinks it holds it, the
-// release changes nothing and the other keeps its lease. The handler's
-// error is reported alone: a lost lease is no release failure.
-func TestDeduperFailureAfterSkewedTakeoverKeepsTheLease(t *testing.T) {
+// Rule: leases run on the store's clock, not on the instance's: a delivery
+// on an instance whose clock runs an hour ahead holds its event for its
+// whole lease on the store's clock, so no other delivery takes it over
+// early, and its failure then releases it.
+func TestDeduperLeaseIgnoresTheInstancesClock(t *testing.T) {
 	t.Parallel()
-	store, clk := memstore.New(), newClock()
-	d := newDeduper(t, store, clk)
+	clk := newClock()
+	store := memstore.New(memstore.WithClock(clk.Now))
+	ahead := func() time.Time { return clk.Now().Add(time.Hour) }
+	d := newDeduper(t, store, clk, webhook.WithClock(ahead))
 	boom := errors.New("boom")
 	_, err := d.Do(context.Background(), "evt_1", eventBody, func(context.Context) error {
-		ahead := clk.Now().Add(time.Minute) // the other instance's clock: our lease is over there
-		res, err := store.Reserve(context.Background(), idempay.Record{
-			Namespace: d.Namespace(), IntentID: "evt_1", Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
-			State: idempay.StateOpen, CreatedAt: ahead, UpdatedAt: ahead, LeaseOwner: "other/1", LeaseUntil: ahead.Add(time.Minute),
+		res, err := store.Reserve(context.Background(), idempay.ReserveRequest{
+			Namespace: d.Namespace(), IntentID: "evt_1", Attempt: 1, Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
+			Owner: "other/1", Lease: time.Minute,
 		})
 		require.NoError(t, err)
-		require.True(t, res.Claimed)
-		return boom // on this instance's clock the lease has not run out
+		require.False(t, res.Claimed, "the lease runs on the store's clock")
+		return boom
 	})
-	var herr *webhook.HandlerError
-	require.ErrorAs(t, err, &herr)
 	require.ErrorIs(t, err, boom)
-	require.NotErrorIs(t, err, idempay.ErrLeaseLost, "a lost lease is not reported as a release failure")
-	rec, err := store.Load(context.Background(), d.Namespace(), "evt_1")
-	require.NoError(t, err)
-	require.Equal(t, "other/1", rec.LeaseOwner, "the other instance keeps its lease")
-
 	var h counter
-	_, err = d.Do(context.Background(), "evt_1", eventBody, h.fn)
-	require.ErrorIs(t, err, webhook.ErrInProgress)
-	require.Zero(t, h.runs.Load())
+	got, err := d.Do(context.Background(), "evt_1", eventBody, h.fn)
+	require.NoError(t, err, "released by the failure")
+	require.Equal(t, webhook.Handled, got)
 }

@@ -27,7 +27,7 @@ type countingStore struct {
 	reserves atomic.Int32
 }
 
-func (s *countingStore) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservation, error) {
+func (s *countingStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	s.reserves.Add(1)
 	return s.KeyStore.Reserve(ctx, r)
 }
@@ -49,7 +49,8 @@ type fixture struct {
 
 func newFixture(t *testing.T, fn webhook.HandlerFunc, opts ...webhook.HandlerOption) *fixture {
 	t.Helper()
-	f := &fixture{store: &countingStore{KeyStore: memstore.New()}, clk: newClock()}
+	clk := newClock()
+	f := &fixture{store: &countingStore{KeyStore: memstore.New(memstore.WithClock(clk.Now))}, clk: clk}
 	v, err := webhook.NewStripe(stripeSecret, webhook.WithClock(f.clk.Now))
 	require.NoError(t, err)
 	d := newDeduper(t, f.store, f.clk)

@@ -65,7 +65,7 @@ func (s *flakyStore) Resolve(ctx context.Context, res idempay.Resolution) error 
 func newDeduper(t *testing.T, store idempay.KeyStore, clk *fakeClock, opts ...webhook.DeduperOption) *webhook.Deduper {
 	t.Helper()
 	if store == nil {
-		store = memstore.New()
+		store = memstore.New(memstore.WithClock(clk.Now))
 	}
 	opts = append([]webhook.DeduperOption{webhook.WithClock(clk.Now), webhook.WithLease(time.Minute)}, opts...)
 	d, err := webhook.NewDeduper(store, "stripe", "acct_test", opts...)
