@@ -466,7 +466,7 @@ func TestDeduperLateFailureKeepsTheTakeoverLease(t *testing.T) {
 	store := memstore.New(memstore.WithClock(clk.Now))
 	d := newDeduper(t, store, clk)
 	_, err := d.Do(context.Background(), "evt_1", eventBody, func(context.Context) error {
-		clk.Advance(time.Minute) // the lease runs out while the handler is still busy...
+		clk.Advance(time.Minute)                                                // the lease runs out while the handler is still busy...
 		res, err := store.Reserve(context.Background(), idempay.ReserveRequest{ // ...and another instance takes over
 			Namespace: d.Namespace(), IntentID: "evt_1", Attempt: 1, Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
 			Owner: "other/1", Lease: time.Minute,
