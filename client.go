@@ -247,8 +247,7 @@ func (c *Client) Charge(ctx context.Context, req ChargeRequest) (*Charge, error)
 			Err: fmt.Errorf("idempay: not sent, intent not looked up: %w", err)}
 	}
 	req.Currency = strings.ToUpper(req.Currency)
-	fp := fingerprint(c.namespace, req)
-	return c.flights.do(ctx, c, req, fp)
+	return c.flights.do(ctx, c, chargeOp{c: c, req: req, fp: fingerprint(c.namespace, req)})
 }
 
 // Close stops the client: Charge and Settle refuse new calls with ErrClosed,
@@ -302,7 +301,7 @@ func (c *Client) Settle(ctx context.Context, intentID string) (*Charge, error) {
 	if ctx == nil {
 		return nil, invalid("ctx", "is a nil context.Context")
 	}
-	return c.flights.settle(ctx, c, intentID)
+	return c.flights.settle(ctx, c, chargeOp{c: c, req: ChargeRequest{IntentID: intentID}})
 }
 
 // ConfigError is a bad Config refused by New. It matches ErrInvalidConfig.

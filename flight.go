@@ -15,18 +15,18 @@ import (
 // maxBody caps how much of an answer is read; charge answers are small.
 const maxBody = 1 << 20
 
-// flight is one trip of a charge through the wire: every attempt with the
-// intent's key, until an answer settles it or the budget runs out.
+// flight is one trip of an operation through the wire: every attempt with
+// its record's key, until an answer settles it or the budget runs out.
 type flight struct {
 	c        *Client
-	req      ChargeRequest
+	op       operation
 	rec      Record
 	claim    *Claim    // the lease this flight sends under; nil for a lookup
 	created  bool      // the key is new: no earlier call can have sent it
 	prog     *progress // requests sent, shared with callers who stop waiting
 	probe    wireProbe
 	attempts []attempt
-	settled  *Verdict // set when a lookup settled the charge
+	settled  *Verdict // set when a lookup settled the operation
 }
 
 // attempt is what one request on the wire came back with.
@@ -35,7 +35,7 @@ type attempt struct {
 	err error // the transport error, if there was no answer
 }
 
-// run sends until an answer settles the charge or the policy says stop,
+// run sends until an answer settles the operation or the policy says stop,
 // and returns the deciding verdict.
 func (f *flight) run() (Verdict, error) {
 	// Stop at the budget's end, or as soon as the lease is lost and
@@ -52,7 +52,7 @@ func (f *flight) run() (Verdict, error) {
 			return v, nil
 		}
 	}
-	httpReq, err := f.c.provider.NewChargeRequest(withProbe(ctx, &f.probe), f.c.target, f.req, f.rec.Key)
+	httpReq, err := f.op.build(withProbe(ctx, &f.probe), f.c.target, f.rec.Key)
 	if err != nil {
 		return Verdict{Kind: KindInvalid}, err
 	}
@@ -120,8 +120,8 @@ func (f *flight) read(resp *http.Response, err error) attempt {
 		// processed, we do not know how.
 		return attempt{Verdict: Verdict{Kind: KindLost}, err: rerr}
 	}
-	body = redactBytes(body, f.req.Source, f.c.target.Credentials)
-	v := f.c.provider.ReadCharge(resp, body)
+	body = redactBytes(body, f.secrets()...)
+	v := f.op.read(resp, body)
 	f.complete(&v, resp, body)
 	return attempt{Verdict: v}
 }
@@ -149,8 +149,8 @@ func (f *flight) complete(v *Verdict, resp *http.Response, body []byte) {
 		e := *v.Err
 		// Providers echo what they refuse ("No such token: tokn_..."): the
 		// message goes into errors, logs and the store, so the secrets go.
-		e.Message = redact(e.Message, f.req.Source, f.c.target.Credentials)
-		e.Param = redact(e.Param, f.req.Source, f.c.target.Credentials)
+		e.Message = redact(e.Message, f.secrets()...)
+		e.Param = redact(e.Param, f.secrets()...)
 		e.Provider = f.c.provider.Name()
 		if e.Status == 0 && resp != nil {
 			e.Status = resp.StatusCode
@@ -163,19 +163,21 @@ func (f *flight) complete(v *Verdict, resp *http.Response, body []byte) {
 	}
 }
 
-// guarded reports whether the provider must be asked before a resend.
-func (f *flight) guarded() bool {
-	g, ok := f.c.provider.(LookupGuard)
-	return ok && g.LookupBeforeResend()
+// secrets are what no answer, error or log of the flight may show.
+func (f *flight) secrets() []Secret {
+	return append(f.op.secrets(), f.c.target.Credentials)
 }
 
-// lookupBeforeResend asks the provider about the intent; resend is true
-// only when the provider proved that no charge exists.
+// guarded reports whether the provider must be asked before a resend.
+func (f *flight) guarded() bool { return f.op.guarded() }
+
+// lookupBeforeResend asks the provider about the operation; resend is true
+// only when the provider proved that it was never done.
 func (f *flight) lookupBeforeResend(ctx context.Context) (v Verdict, resend bool) {
-	v, err := f.c.find(ctx, f.rec)
+	v, err := f.c.find(ctx, f.op, f.rec)
 	if err != nil {
 		f.c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: lookup failed",
-			slog.String("intent", f.req.IntentID), slog.String("error", err.Error()))
+			slog.String("intent", f.rec.IntentID), slog.String("error", err.Error()))
 		return Verdict{Kind: KindUnknown}, false
 	}
 	f.complete(&v, nil, nil)
@@ -184,7 +186,7 @@ func (f *flight) lookupBeforeResend(ctx context.Context) (v Verdict, resend bool
 
 func (f *flight) logAttempt(a attempt) {
 	attrs := []slog.Attr{
-		slog.String("intent", f.req.IntentID), slog.String("key", f.rec.Key),
+		slog.String("intent", f.rec.IntentID), slog.String("key", f.rec.Key),
 		slog.Int("attempt", len(f.attempts)), slog.String("kind", a.Kind.String()),
 		slog.Bool("replayed", a.Replayed),
 	}

@@ -9,14 +9,15 @@ import (
 	"sync/atomic"
 )
 
-// flightGroup runs at most one flight per intent in this process, whatever
-// the parameters: identical concurrent calls share it, a call with other
-// parameters waits for it to end and then runs its own (and finds the first
-// one's record). Flights run on their own goroutine under a context detached
-// from the caller's, so a caller who stops waiting does not stop the charge.
+// flightGroup runs at most one flight per record in this process (a
+// charge's intent, a refund's ID), whatever the parameters: identical
+// concurrent calls share it, a call with other parameters waits for it to
+// end and then runs its own (and finds the first one's record). Flights run
+// on their own goroutine under a context detached from the caller's, so a
+// caller who stops waiting does not stop the operation.
 type flightGroup struct {
 	mu     sync.Mutex
-	calls  map[string]*call // by intent ID
+	calls  map[string]*call // by opSlot.flightID
 	closed bool
 	wg     sync.WaitGroup // flights and settles still running
 }
@@ -30,7 +31,7 @@ type call struct {
 	err     error
 }
 
-// progress is what a caller who stops waiting is told: the intent's key
+// progress is what a caller who stops waiting is told: the record's key
 // and the requests sent so far. It also holds the flight's claim, so that a
 // panic can give the lease back.
 type progress struct {
@@ -41,7 +42,7 @@ type progress struct {
 
 func (p *progress) setKey(k string) { p.key.Store(&k) }
 
-// Key is the intent's key, once reserved.
+// Key is the record's key, once reserved.
 func (p *progress) Key() string {
 	if k := p.key.Load(); k != nil {
 		return *k
@@ -49,70 +50,72 @@ func (p *progress) Key() string {
 	return ""
 }
 
-func (g *flightGroup) do(ctx context.Context, c *Client, req ChargeRequest, fp string) (*Charge, error) {
+func (g *flightGroup) do(ctx context.Context, c *Client, op operation) (*Charge, error) {
+	s := op.slot()
 	for {
 		g.mu.Lock()
 		if g.closed {
 			g.mu.Unlock()
-			return nil, closedError(req.IntentID)
+			return nil, closedError(s.id)
 		}
-		cur := g.calls[req.IntentID]
+		cur := g.calls[s.flightID()]
 		if cur == nil {
-			cur = g.start(ctx, c, req, fp)
+			cur = g.start(ctx, c, op)
 			g.mu.Unlock()
-			return cur.wait(ctx, req.IntentID)
+			return cur.wait(ctx, s.id)
 		}
 		g.mu.Unlock()
-		if cur.fp == fp && cur.key == req.Key {
-			return cur.wait(ctx, req.IntentID)
+		if cur.fp == s.fp && cur.key == s.key {
+			return cur.wait(ctx, s.id)
 		}
-		select { // another flight of the intent, other parameters: ours comes after it
+		select { // another flight of the record, other parameters: ours comes after it
 		case <-cur.done:
 		case <-ctx.Done():
-			return nil, stoppedWaiting(req.IntentID, "", 0, ctx)
+			return nil, stoppedWaiting(s.id, "", 0, ctx)
 		}
 	}
 }
 
 // start registers and launches a flight; g.mu is held.
-func (g *flightGroup) start(ctx context.Context, c *Client, req ChargeRequest, fp string) *call {
+func (g *flightGroup) start(ctx context.Context, c *Client, op operation) *call {
 	if g.calls == nil {
 		g.calls = make(map[string]*call)
 	}
-	cl := &call{fp: fp, key: req.Key, done: make(chan struct{})}
-	g.calls[req.IntentID] = cl
+	s := op.slot()
+	cl := &call{fp: s.fp, key: s.key, done: make(chan struct{})}
+	g.calls[s.flightID()] = cl
 	g.wg.Add(1)
 	fctx := context.WithoutCancel(ctx)
 	go func() {
 		defer g.wg.Done()
-		defer g.finish(req.IntentID, cl)
-		cl.ch, cl.err = c.contained(req, &cl.prog, func() (*Charge, error) {
-			return c.charge(fctx, req, fp, &cl.prog)
+		defer g.finish(s.flightID(), cl)
+		cl.ch, cl.err = c.contained(op, &cl.prog, func() (*Charge, error) {
+			return c.execute(fctx, op, &cl.prog)
 		})
 	}()
 	return cl
 }
 
-func (g *flightGroup) finish(intent string, cl *call) {
+func (g *flightGroup) finish(id string, cl *call) {
 	g.mu.Lock()
-	delete(g.calls, intent)
+	delete(g.calls, id)
 	g.mu.Unlock()
 	close(cl.done)
 }
 
 // settle runs Settle's work, counted for Close and with panics contained.
-func (g *flightGroup) settle(ctx context.Context, c *Client, intentID string) (*Charge, error) {
+func (g *flightGroup) settle(ctx context.Context, c *Client, op operation) (*Charge, error) {
 	g.mu.Lock()
 	if g.closed {
 		g.mu.Unlock()
-		return nil, closedError(intentID)
+		return nil, closedError(op.slot().id)
 	}
 	g.wg.Add(1)
 	g.mu.Unlock()
 	defer g.wg.Done()
 	var prog progress
-	ch, err := c.contained(ChargeRequest{IntentID: intentID}, &prog, func() (*Charge, error) {
-		return c.settle(ctx, intentID, &prog)
+	ch, err := c.contained(op, &prog, func() (*Charge, error) {
+		return c.settle(ctx, op, &prog)
 	})
 	return copyResult(ch, err)
 }
@@ -160,32 +163,33 @@ func copyResult(ch *Charge, err error) (*Charge, error) {
 	return ch, err
 }
 
-func stoppedWaiting(intent, key string, sent int, ctx context.Context) error {
-	return &ChargeError{IntentID: intent, Key: key, Outcome: OutcomeUnknown, Attempts: sent,
+func stoppedWaiting(id, key string, sent int, ctx context.Context) error {
+	return &ChargeError{IntentID: id, Key: key, Outcome: OutcomeUnknown, Attempts: sent,
 		Err: fmt.Errorf("%w: %w", ErrStoppedWaiting, context.Cause(ctx))}
 }
 
-func closedError(intent string) error {
-	// Nothing looked up: an earlier call may have charged the intent.
-	return &ChargeError{IntentID: intent, Outcome: OutcomeUnknown, Err: ErrClosed}
+func closedError(id string) error {
+	// Nothing looked up: an earlier call may have sent the operation.
+	return &ChargeError{IntentID: id, Outcome: OutcomeUnknown, Err: ErrClosed}
 }
 
 // contained runs a flight's work and turns a panic anywhere in it (an
 // adapter, the store, Encode, NewKey, the Clock) into an unknown outcome, so
 // that the process lives: the panic value (secrets taken out) and stack go
 // to the log and into a *PanicError, and the flight's lease is given back
-// so that the next call may resume the intent with its key.
-func (c *Client) contained(req ChargeRequest, prog *progress, run func() (*Charge, error)) (ch *Charge, err error) {
+// so that the next call may resume the record with its key.
+func (c *Client) contained(op operation, prog *progress, run func() (*Charge, error)) (ch *Charge, err error) {
 	defer func() {
 		v := recover()
 		if v == nil {
 			return
 		}
-		perr := &PanicError{Message: redact(fmt.Sprint(v), req.Source, c.target.Credentials), Stack: debug.Stack()}
+		id := op.slot().id
+		perr := &PanicError{Message: redact(fmt.Sprint(v), append(op.secrets(), c.target.Credentials)...), Stack: debug.Stack()}
 		c.log.LogAttrs(context.Background(), slog.LevelError, "idempay: panic in a flight; outcome unknown",
-			slog.String("intent", req.IntentID), slog.String("panic", perr.Message), slog.String("stack", string(perr.Stack)))
+			slog.String("intent", id), slog.String("panic", perr.Message), slog.String("stack", string(perr.Stack)))
 		c.abandon(prog)
-		ch, err = nil, &ChargeError{IntentID: req.IntentID, Key: prog.Key(), Outcome: OutcomeUnknown,
+		ch, err = nil, &ChargeError{IntentID: id, Key: prog.Key(), Outcome: OutcomeUnknown,
 			Attempts: int(prog.sent.Load()), Err: perr}
 	}()
 	return run()

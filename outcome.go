@@ -26,7 +26,7 @@ func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error
 	case KindSucceeded, KindPending:
 		ch := f.answer(v)
 		c.closeWith(ctx, f.claim, f.rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
-		return answerCharge(ch)
+		return f.op.answer(ctx, ch)
 	case KindDeclined:
 		c.closeWith(ctx, f.claim, f.rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind})
 		return fail(OutcomeFailed, ErrDeclined)
@@ -50,7 +50,7 @@ func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error
 }
 
 // settledMeanwhile answers from the store when the flight lost its lease
-// because someone else settled the intent while it ran (Settle from a
+// because someone else settled the record while it ran (Settle from a
 // webhook, another instance): the store knows better than "unknown".
 func (c *Client) settledMeanwhile(ctx context.Context, f *flight) (*Charge, error, bool) {
 	if !f.claim.Lapsed() {
@@ -60,7 +60,7 @@ func (c *Client) settledMeanwhile(ctx context.Context, f *flight) (*Charge, erro
 	if err != nil || rec.Key != f.rec.Key || !rec.State.Closed() {
 		return nil, nil, false
 	}
-	ch, err := c.fromStore(rec)
+	ch, err := c.fromStore(ctx, f.op, rec)
 	return ch, err, true
 }
 
@@ -85,14 +85,18 @@ func (f *flight) sent() int {
 	return int(f.prog.sent.Load())
 }
 
-// answerCharge is Charge's return for a succeeded or pending charge: a
+// answerPending is the return for a succeeded or pending receipt: a
 // pending one comes with an error, so that a caller who only checks err
 // never ships an order that is not paid.
-func answerCharge(ch *Charge) (*Charge, error) {
+func answerPending(ch *Charge) (*Charge, error) {
 	if ch.State == StatePending {
-		return ch, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomePending, Attempts: ch.Attempts, Err: ErrPending}
+		return ch, pendingError(ch, ErrPending)
 	}
 	return ch, nil
+}
+
+func pendingError(ch *Charge, cause error) error {
+	return &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomePending, Attempts: ch.Attempts, Err: cause}
 }
 
 func failedSentinel(k Kind) error {
@@ -200,8 +204,8 @@ func (c *Client) release(ctx context.Context, claim *Claim) {
 	}
 }
 
-// fromStore answers from the intent's stored outcome, without a request.
-func (c *Client) fromStore(rec Record) (*Charge, error) {
+// fromStore answers from the record's stored outcome, without a request.
+func (c *Client) fromStore(ctx context.Context, op operation, rec Record) (*Charge, error) {
 	var out storedOutcome
 	err := json.Unmarshal(rec.Result, &out)
 	switch {
@@ -212,7 +216,7 @@ func (c *Client) fromStore(rec Record) (*Charge, error) {
 		ch := *out.Charge
 		ch.State = rec.State
 		ch.Replayed, ch.ReplayedFrom, ch.Attempts = true, ReplayFromStore, 0
-		return answerCharge(&ch)
+		return op.answer(ctx, &ch)
 	}
 	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State),
 		Err: fmt.Errorf("%w: stored %s outcome unreadable", ErrStore, rec.State)}
@@ -238,4 +242,13 @@ func (o *storedOutcome) encode() ([]byte, string) {
 		return raw, o.Charge.ID
 	}
 	return raw, ""
+}
+
+// notSent ends a flight that its operation stopped before the first byte
+// (beforeSend failed): nothing was sent by this flight, but the record
+// stays open, since an earlier call may have sent its key.
+func (c *Client) notSent(ctx context.Context, f *flight, err error) (*Charge, error) {
+	c.release(ctx, f.claim)
+	return nil, &ChargeError{IntentID: f.rec.IntentID, Key: f.rec.Key, Outcome: OutcomeUnknown,
+		Err: fmt.Errorf("idempay: not sent: %w", err)}
 }

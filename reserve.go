@@ -12,54 +12,55 @@ import (
 // new attempt is raced by another instance's at most once in practice.
 const maxReserveSteps = 3
 
-// charge reserves the intent's current attempt, or begins a new one after a
-// definite failure, then sends or answers from the store.
-func (c *Client) charge(ctx context.Context, req ChargeRequest, fp string, prog *progress) (*Charge, error) {
+// execute reserves the operation's current attempt, or begins a new one
+// after a definite failure, then sends or answers from the store.
+func (c *Client) execute(ctx context.Context, op operation, prog *progress) (*Charge, error) {
+	s := op.slot()
 	attempt := 1
 	var history []PastAttempt
 	for range maxReserveSteps {
-		key, err := c.attemptKey(req, history)
+		key, err := c.attemptKey(s, history)
 		if err != nil {
 			return nil, err
 		}
-		claim, res, err := c.claims.Reserve(ctx, ReserveRequest{Namespace: c.namespace, IntentID: req.IntentID,
-			Attempt: attempt, Key: key, Fingerprint: fp})
+		claim, res, err := c.claims.Reserve(ctx, ReserveRequest{Namespace: s.namespace, IntentID: s.id,
+			Attempt: attempt, Key: key, Fingerprint: s.fp})
 		if err != nil {
 			// Nothing was sent by this call, but without the record nobody
 			// can tell whether an earlier call (or instance) sent a key.
-			return nil, &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
+			return nil, &ChargeError{IntentID: s.id, Outcome: OutcomeUnknown,
 				Err: fmt.Errorf("%w: reserve: %w", ErrStore, err)}
 		}
 		rec := res.Record
 		prog.setKey(rec.Key)
 		if claim != nil {
 			prog.claim.Store(claim)
-			return c.claimed(ctx, req, claim, res, prog)
+			return c.claimed(ctx, op, claim, res, prog)
 		}
-		if !c.mayBeginAttempt(rec, fp) {
-			return c.unclaimed(rec, fp)
+		if !c.mayBeginAttempt(rec, s.fp) {
+			return c.unclaimed(ctx, op, rec)
 		}
 		attempt, history = rec.Attempt+1, append(rec.History, rec.Past())
 	}
-	return nil, &ChargeError{IntentID: req.IntentID, Key: prog.Key(), Outcome: OutcomeUnknown,
-		Err: fmt.Errorf("%w: the intent's attempts moved on while this call reserved", ErrInProgress)}
+	return nil, &ChargeError{IntentID: s.id, Key: prog.Key(), Outcome: OutcomeUnknown,
+		Err: fmt.Errorf("%w: the attempts moved on while this call reserved", ErrInProgress)}
 }
 
 // attemptKey is the key of the attempt this call may begin: the caller's,
-// unless an earlier attempt of the intent used it (the provider would
+// unless an earlier attempt of the record used it (the provider would
 // answer that attempt's outcome), or a new one.
-func (c *Client) attemptKey(req ChargeRequest, history []PastAttempt) (string, error) {
-	if req.Key != "" {
-		i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == req.Key })
+func (c *Client) attemptKey(s opSlot, history []PastAttempt) (string, error) {
+	if s.key != "" {
+		i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == s.key })
 		if i >= 0 && !neverReached(history[i]) {
-			return "", &ChargeError{IntentID: req.IntentID, Outcome: OutcomeFailed,
-				Err: invalid("Key", "was the key of attempt %d of this intent, which failed; a new attempt needs a new key", history[i].Attempt)}
+			return "", &ChargeError{IntentID: s.id, Outcome: OutcomeFailed,
+				Err: invalid("Key", "was the key of attempt %d of %q, which failed; a new attempt needs a new key", history[i].Attempt, s.id)}
 		}
-		return req.Key, nil
+		return s.key, nil
 	}
 	key := c.newKey()
 	if err := ValidateKey(key); err != nil {
-		return "", &ChargeError{IntentID: req.IntentID, Outcome: OutcomeUnknown,
+		return "", &ChargeError{IntentID: s.id, Outcome: OutcomeUnknown,
 			Err: fmt.Errorf("%w: Config.NewKey made a bad key: %w", ErrInvalidConfig, err)}
 	}
 	return key, nil
@@ -100,43 +101,47 @@ func (c *Client) mayBeginAttempt(rec Record, fp string) bool {
 	return out.Kind != KindDeclined && out.Kind != KindInvalid
 }
 
-// claimed goes on with an intent this flight holds the lease of.
-func (c *Client) claimed(ctx context.Context, req ChargeRequest, claim *Claim, res Reservation, prog *progress) (*Charge, error) {
+// claimed goes on with a record this flight holds the lease of.
+func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Reservation, prog *progress) (*Charge, error) {
 	rec := res.Record
 	switch {
 	case rec.State == StatePending:
-		return c.settlePending(ctx, claim, rec)
+		return c.settlePending(ctx, op, claim, rec)
 	case !res.Created && res.Now.Sub(rec.CreatedAt) >= c.retention:
-		return c.settleExpired(ctx, claim, rec)
+		return c.settleExpired(ctx, op, claim, rec)
 	}
-	f := &flight{c: c, req: req, rec: rec, claim: claim, created: res.Created, prog: prog}
+	f := &flight{c: c, op: op, rec: rec, claim: claim, created: res.Created, prog: prog}
+	if err := op.beforeSend(ctx, claim, res); err != nil {
+		return c.notSent(ctx, f, err)
+	}
 	v, cause := f.run()
 	return c.conclude(ctx, f, v, cause)
 }
 
 // unclaimed answers a call that did not get the lease: from the store when
-// the intent is settled, else with why it cannot go on.
-func (c *Client) unclaimed(rec Record, fp string) (*Charge, error) {
+// the record is settled, else with why it cannot go on.
+func (c *Client) unclaimed(ctx context.Context, op operation, rec Record) (*Charge, error) {
+	fp := op.slot().fp
 	switch {
 	case rec.State == StateSucceeded:
-		ch, err := c.fromStore(rec)
+		ch, err := c.fromStore(ctx, op, rec)
 		if ch != nil {
 			ch.ParamsDiffer = rec.Fingerprint != fp
 		}
 		return ch, err
 	case rec.State == StateFailed:
-		return c.fromStore(rec)
+		return c.fromStore(ctx, op, rec)
 	case rec.Fingerprint != fp:
 		err := &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State),
 			Err: fmt.Errorf("%w: attempt %d, %s, with other parameters; settle it before trying again", ErrAttemptOpen, rec.Attempt, rec.State)}
 		if rec.State == StatePending {
 			// What the customer must be shown is the open attempt's.
-			ch, _ := c.fromStore(rec)
+			ch, _ := c.fromStore(ctx, op, rec)
 			return ch, err
 		}
 		return nil, err
 	case rec.State == StatePending:
-		return c.fromStore(rec) // another flight is settling it; its last known state is pending
+		return c.fromStore(ctx, op, rec) // another flight is settling it; its last known state is pending
 	}
 	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
 		Err: fmt.Errorf("%w: leased by another flight until %s", ErrInProgress, rec.LeaseUntil.Format(time.RFC3339))}

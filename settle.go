@@ -8,49 +8,50 @@ import (
 	"time"
 )
 
-// settle is Settle's work: answer a settled intent from the store, else ask
+// settle is Settle's work: answer a settled record from the store, else ask
 // the provider and record what it proves. It holds no lease, so it never
 // gives one back.
-func (c *Client) settle(ctx context.Context, intentID string, prog *progress) (*Charge, error) {
-	rec, err := c.store.Load(ctx, c.namespace, intentID)
+func (c *Client) settle(ctx context.Context, op operation, prog *progress) (*Charge, error) {
+	s := op.slot()
+	rec, err := c.store.Load(ctx, s.namespace, s.id)
 	if err != nil {
 		return nil, err
 	}
 	prog.setKey(rec.Key)
 	if rec.State.Closed() {
-		return c.fromStore(rec)
+		return c.fromStore(ctx, op, rec)
 	}
-	v, err := c.find(ctx, rec)
+	v, err := c.find(ctx, op, rec)
 	if err != nil {
-		return nil, &ChargeError{IntentID: intentID, Key: rec.Key, Outcome: outcomeOfState(rec.State), Err: err}
+		return nil, &ChargeError{IntentID: s.id, Key: rec.Key, Outcome: outcomeOfState(rec.State), Err: err}
 	}
-	return c.concludeLookup(ctx, nil, rec, v)
+	return c.concludeLookup(ctx, op, nil, rec, v)
 }
 
 // settlePending asks the provider how a pending charge ended, if it can
 // look charges up. A lookup that cannot tell leaves the charge pending: the
 // stored pending charge is the answer, as it is for providers with no
 // lookup.
-func (c *Client) settlePending(ctx context.Context, claim *Claim, rec Record) (*Charge, error) {
-	v, err := c.find(ctx, rec)
+func (c *Client) settlePending(ctx context.Context, op operation, claim *Claim, rec Record) (*Charge, error) {
+	v, err := c.find(ctx, op, rec)
 	if err == nil && settles(v.Kind) {
-		return c.concludeLookup(ctx, claim, rec, v)
+		return c.concludeLookup(ctx, op, claim, rec, v)
 	}
 	if err != nil && !errors.Is(err, ErrNoLookup) {
 		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: lookup of a pending charge failed",
 			slog.String("intent", rec.IntentID), slog.String("error", err.Error()))
 	}
 	c.release(ctx, claim)
-	return c.fromStore(rec)
+	return c.fromStore(ctx, op, rec)
 }
 
 // settleExpired handles an unresolved key past the retention window: it is
 // never resent; the provider is asked if it can be, else the caller must
 // reconcile.
-func (c *Client) settleExpired(ctx context.Context, claim *Claim, rec Record) (*Charge, error) {
-	v, err := c.find(ctx, rec)
+func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, rec Record) (*Charge, error) {
+	v, err := c.find(ctx, op, rec)
 	if err == nil && settles(v.Kind) {
-		return c.concludeLookup(ctx, claim, rec, v)
+		return c.concludeLookup(ctx, op, claim, rec, v)
 	}
 	c.release(ctx, claim)
 	cause := fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
@@ -60,11 +61,11 @@ func (c *Client) settleExpired(ctx context.Context, claim *Claim, rec Record) (*
 	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}
 }
 
-// concludeLookup settles an intent from a lookup's verdict; anything but a
-// found charge leaves it as it was. claim is nil for Settle, which records
-// what it learns as a fact without holding the lease.
-func (c *Client) concludeLookup(ctx context.Context, claim *Claim, rec Record, v Verdict) (*Charge, error) {
-	f := &flight{c: c, rec: rec, req: ChargeRequest{IntentID: rec.IntentID}, claim: claim, settled: &v}
+// concludeLookup settles a record from a lookup's verdict; anything but a
+// found operation leaves it as it was. claim is nil for Settle, which
+// records what it learns as a fact without holding the lease.
+func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim, rec Record, v Verdict) (*Charge, error) {
+	f := &flight{c: c, op: op, rec: rec, claim: claim, settled: &v}
 	f.complete(&v, nil, nil)
 	switch v.Kind {
 	case KindSucceeded, KindPending:
@@ -74,10 +75,10 @@ func (c *Client) concludeLookup(ctx context.Context, claim *Claim, rec Record, v
 			if claim != nil {
 				c.release(ctx, claim)
 			}
-			return answerCharge(ch)
+			return op.answer(ctx, ch)
 		}
 		c.closeWith(ctx, claim, rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
-		return answerCharge(ch)
+		return op.answer(ctx, ch)
 	case KindDeclined:
 		c.closeWith(ctx, claim, rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind})
 		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed, Err: joinCause(ErrDeclined, v.Err, nil)}
@@ -93,11 +94,8 @@ func (c *Client) concludeLookup(ctx context.Context, claim *Claim, rec Record, v
 	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State), Err: cause}
 }
 
-// find asks the provider for the intent's charge, outside the attempt count.
-func (c *Client) find(ctx context.Context, rec Record) (Verdict, error) {
-	finder, ok := c.provider.(Finder)
-	if !ok {
-		return Verdict{}, fmt.Errorf("%w: %s", ErrNoLookup, c.provider.Name())
-	}
-	return finder.FindCharge(withProbe(ctx, nil), c.hc, c.target, rec)
+// find asks the provider for the record's operation, outside the attempt
+// count.
+func (c *Client) find(ctx context.Context, op operation, rec Record) (Verdict, error) {
+	return op.find(withProbe(ctx, nil), c.hc, c.target, rec)
 }

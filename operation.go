@@ -1,0 +1,99 @@
+package idempay
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
+
+// operation is one kind of request the engine makes exactly once: a charge,
+// or a refund, capture or cancel of a charged intent. The engine (reserve.go,
+// flight.go, outcome.go, settle.go, flightgroup.go) runs every kind alike:
+// one durable key before the first byte, one flight per record per process,
+// the same retries, the same four outcomes. An operation says where its
+// record lives, how its request is built and read, how it is looked up, what
+// must be true before its first byte leaves, and how a result is answered.
+//
+// The engine's receipt is a *Charge whatever the kind: the provider's object
+// (a charge, a refund) with the fields every kind shares. The public methods
+// of the other kinds turn it into an *Operation on the way out.
+type operation interface {
+	// slot is the record the operation is kept in, its fingerprint and the
+	// caller's own key, if any.
+	slot() opSlot
+	// secrets are taken out of every answer, error and log of the flight.
+	secrets() []Secret
+	// build makes one attempt carrying key; read interprets its answer.
+	build(ctx context.Context, t Target, key string) (*http.Request, error)
+	read(resp *http.Response, body []byte) Verdict
+	// find looks the operation up at the provider, or fails with ErrNoLookup.
+	find(ctx context.Context, hc *http.Client, t Target, rec Record) (Verdict, error)
+	// guarded reports whether every resend must be preceded by a lookup.
+	guarded() bool
+	// beforeSend runs under the record's lease, after the reservation and
+	// before the first byte. An error stops the flight with nothing sent.
+	beforeSend(ctx context.Context, claim *Claim, res Reservation) error
+	// answer is the caller's answer for a succeeded or pending receipt.
+	answer(ctx context.Context, ch *Charge) (*Charge, error)
+}
+
+// opSlot names an operation's record and what it is reserved with.
+type opSlot struct {
+	namespace, id string
+	fp            string // the fingerprint of the parameters
+	key           string // the caller's key, empty for a generated one
+}
+
+// flightID is the operation's identity in the flight group: one flight
+// per record per process.
+func (s opSlot) flightID() string { return s.namespace + "\x00" + s.id }
+
+// chargeOp is the charge: the first operation, and the one every other acts on.
+type chargeOp struct {
+	c   *Client
+	req ChargeRequest
+	fp  string
+}
+
+var _ operation = chargeOp{}
+
+func (o chargeOp) slot() opSlot {
+	return opSlot{namespace: o.c.namespace, id: o.req.IntentID, fp: o.fp, key: o.req.Key}
+}
+
+func (o chargeOp) secrets() []Secret { return []Secret{o.req.Source} }
+
+func (o chargeOp) build(ctx context.Context, t Target, key string) (*http.Request, error) {
+	return o.c.provider.NewChargeRequest(ctx, t, o.req, key)
+}
+
+func (o chargeOp) read(resp *http.Response, body []byte) Verdict {
+	return o.c.provider.ReadCharge(resp, body)
+}
+
+func (o chargeOp) find(ctx context.Context, hc *http.Client, t Target, rec Record) (Verdict, error) {
+	finder, ok := o.c.provider.(Finder)
+	if !ok {
+		return Verdict{}, fmt.Errorf("%w: %s", ErrNoLookup, o.c.provider.Name())
+	}
+	return finder.FindCharge(ctx, hc, t, rec)
+}
+
+func (o chargeOp) guarded() bool { return lookupGuarded(o.c.provider) }
+
+func (chargeOp) beforeSend(context.Context, *Claim, Reservation) error { return nil }
+
+func (o chargeOp) answer(ctx context.Context, ch *Charge) (*Charge, error) {
+	return o.c.answerCharge(ctx, ch)
+}
+
+// lookupGuarded reports whether p must be asked before any resend.
+func lookupGuarded(p Provider) bool {
+	g, ok := p.(LookupGuard)
+	return ok && g.LookupBeforeResend()
+}
+
+// answerCharge is Charge's answer for a succeeded or pending charge.
+func (c *Client) answerCharge(_ context.Context, ch *Charge) (*Charge, error) {
+	return answerPending(ch)
+}
