@@ -87,6 +87,14 @@ type Charge struct {
 	// AuthorizeURL is where to send the customer for a pending charge
 	// (3-D Secure), if the provider gave one.
 	AuthorizeURL string `json:"authorize_url,omitempty"`
+	// Authorized is set by the adapter for a charge made with manual
+	// capture: the provider holds Amount on the customer's card and moves
+	// it only when it is captured (Client.Capture). Until then Charge
+	// answers it with ErrAuthorized, outcome pending; see the package doc.
+	Authorized bool `json:"authorized,omitempty"`
+	// Captured is, for an authorisation, what its settled capture moved,
+	// as the store knows it (zero until then). Filled by the Client.
+	Captured int64 `json:"captured,omitempty"`
 
 	// Replayed is true when this result was not produced by a fresh
 	// execution during this call; ReplayedFrom says where it came from.

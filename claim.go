@@ -216,12 +216,26 @@ func (cl *Claim) Release(ctx context.Context) error {
 }
 
 // ReleaseWith releases the lease like Release and, if result is not nil,
-// stores it with the unsettled record (a pending charge's latest state).
+// stores it with the unsettled record (a pending charge's latest state, an
+// intent's ledger), in the same step checked against the owner, durably if
+// the ClaimConfig says so.
 func (cl *Claim) ReleaseWith(ctx context.Context, result []byte) error {
 	if !cl.finish() {
 		return ErrClaimFinished
 	}
-	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner})
+	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner,
+		Durable: cl.cfg.Durable && result != nil})
+}
+
+// abandonUnfinished gives the lease back if the claim was neither closed
+// nor released yet: deferred by work that may panic.
+func (cl *Claim) abandonUnfinished() {
+	cl.mu.Lock()
+	done := cl.finished
+	cl.mu.Unlock()
+	if !done {
+		_ = cl.abandon(context.Background())
+	}
 }
 
 // abandon gives the lease back whatever state the claim is in: for work

@@ -263,11 +263,15 @@ func (c *Client) Close(ctx context.Context) error {
 // resume. It reaches every record however many stay open before it. An
 // error ends the sequence.
 func (c *Client) Unresolved(ctx context.Context) iter.Seq2[Record, error] {
+	return c.unresolved(ctx, c.namespace)
+}
+
+func (c *Client) unresolved(ctx context.Context, namespace string) iter.Seq2[Record, error] {
 	const page = 100
 	return func(yield func(Record, error) bool) {
 		var after Cursor
 		for {
-			recs, err := c.store.ListOpen(ctx, c.namespace, after, page)
+			recs, err := c.store.ListOpen(ctx, namespace, after, page)
 			if err != nil {
 				yield(Record{}, err)
 				return

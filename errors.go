@@ -231,7 +231,8 @@ func invalid(field, format string, args ...any) error {
 }
 
 // OutcomeOf says what err means for the money: OutcomeSucceeded for nil,
-// the Outcome of a *ChargeError (OutcomePending for a pending charge),
+// the Outcome of a *ChargeError or *OpError (OutcomePending for a pending
+// charge or operation, and for an authorisation awaiting capture),
 // OutcomeFailed for a bad input refused before sending, and OutcomeUnknown
 // for anything else, because an error nobody classified cannot prove that
 // no money moved.
@@ -242,6 +243,10 @@ func OutcomeOf(err error) Outcome {
 	var ce *ChargeError
 	if errors.As(err, &ce) {
 		return ce.Outcome
+	}
+	var oe *OpError
+	if errors.As(err, &oe) {
+		return oe.Outcome
 	}
 	var ve *ValidationError
 	if errors.As(err, &ve) {

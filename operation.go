@@ -30,6 +30,10 @@ type operation interface {
 	find(ctx context.Context, hc *http.Client, t Target, rec Record) (Verdict, error)
 	// guarded reports whether every resend must be preceded by a lookup.
 	guarded() bool
+	// prepare reads what the operation needs from the store before its
+	// record is reserved. An error (a *ChargeError) ends the call with
+	// nothing stored or sent.
+	prepare(ctx context.Context) error
 	// beforeSend runs under the record's lease, after the reservation and
 	// before the first byte. An error stops the flight with nothing sent.
 	beforeSend(ctx context.Context, claim *Claim, res Reservation) error
@@ -81,6 +85,8 @@ func (o chargeOp) find(ctx context.Context, hc *http.Client, t Target, rec Recor
 
 func (o chargeOp) guarded() bool { return lookupGuarded(o.c.provider) }
 
+func (chargeOp) prepare(context.Context) error { return nil }
+
 func (chargeOp) beforeSend(context.Context, *Claim, Reservation) error { return nil }
 
 func (o chargeOp) answer(ctx context.Context, ch *Charge) (*Charge, error) {
@@ -91,9 +97,4 @@ func (o chargeOp) answer(ctx context.Context, ch *Charge) (*Charge, error) {
 func lookupGuarded(p Provider) bool {
 	g, ok := p.(LookupGuard)
 	return ok && g.LookupBeforeResend()
-}
-
-// answerCharge is Charge's answer for a succeeded or pending charge.
-func (c *Client) answerCharge(_ context.Context, ch *Charge) (*Charge, error) {
-	return answerPending(ch)
 }

@@ -209,6 +209,9 @@ func (c *Client) fromStore(ctx context.Context, op operation, rec Record) (*Char
 	var out storedOutcome
 	err := json.Unmarshal(rec.Result, &out)
 	switch {
+	case err == nil && rec.State == StateFailed && out.Guard != "":
+		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
+			Err: guardError(out.Guard, out.Reason)}
 	case err == nil && rec.State == StateFailed:
 		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
 			Err: joinCause(failedSentinel(out.Kind), out.Refusal, nil)}
@@ -222,12 +225,17 @@ func (c *Client) fromStore(ctx context.Context, op operation, rec Record) (*Char
 		Err: fmt.Errorf("%w: stored %s outcome unreadable", ErrStore, rec.State)}
 }
 
-// storedOutcome is what a settled or pending intent keeps in Record.Result,
-// so a later Charge of the intent answers without a request.
+// storedOutcome is what a settled or pending record keeps in Record.Result,
+// so a later call answers without a request. Charge is the engine's
+// receipt whatever the operation (for a refund, the provider's refund).
 type storedOutcome struct {
 	Charge  *Charge   `json:"charge,omitempty"`
 	Refusal *APIError `json:"refusal,omitempty"`
 	Kind    Kind      `json:"kind"`
+	// Guard and Reason are set for an attempt a local guard refused before
+	// its first byte (see refusal): nothing reached the provider.
+	Guard  string `json:"guard,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // encode returns the outcome as stored and the provider reference it names.
@@ -245,10 +253,22 @@ func (o *storedOutcome) encode() ([]byte, string) {
 }
 
 // notSent ends a flight that its operation stopped before the first byte
-// (beforeSend failed): nothing was sent by this flight, but the record
-// stays open, since an earlier call may have sent its key.
+// (beforeSend failed). A local guard's refusal proves that nothing was ever
+// sent under the key (see refusal): it is recorded as a failure while this
+// flight holds the lease. Anything else leaves the record open, since an
+// earlier call may have sent its key.
 func (c *Client) notSent(ctx context.Context, f *flight, err error) (*Charge, error) {
-	c.release(ctx, f.claim)
-	return nil, &ChargeError{IntentID: f.rec.IntentID, Key: f.rec.Key, Outcome: OutcomeUnknown,
-		Err: fmt.Errorf("idempay: not sent: %w", err)}
+	fail := func(o Outcome, cause error) (*Charge, error) {
+		return nil, &ChargeError{IntentID: f.rec.IntentID, Key: f.rec.Key, Outcome: o, Err: cause}
+	}
+	var r *refusal
+	if !errors.As(err, &r) {
+		c.release(ctx, f.claim)
+		return fail(OutcomeUnknown, fmt.Errorf("idempay: not sent: %w", err))
+	}
+	raw, _ := (&storedOutcome{Kind: KindInvalid, Guard: guardCode(r.err), Reason: r.err.Error()}).encode()
+	if cerr := f.claim.CloseIfHeld(ctx, StateFailed, raw); cerr != nil {
+		return fail(OutcomeUnknown, fmt.Errorf("%w; refusal not recorded: %w", r.err, cerr))
+	}
+	return fail(OutcomeFailed, r.err)
 }

@@ -25,6 +25,12 @@ import (
 // and 422 when the key was used with another body. Errors may come as
 // {"error": {"type", "code", "decline_code", "param", "message"}} or as
 // FastAPI's {"detail": ...}. Every field changes one part of the contract.
+//
+// A charge made with ChargeRequest.Extra {"capture": "false"} is sent with
+// "capture": false; an answer whose status is "authorized" (or
+// "requires_capture") is an authorisation awaiting capture. Refunds,
+// captures and cancels follow the same contract on their own paths (see
+// NewRefundRequest).
 type OwnAPI struct {
 	// Path of the charge endpoint. Default "/payments/charge".
 	Path string
@@ -40,12 +46,31 @@ type OwnAPI struct {
 	// without resending: GET LookupPath?order_id=<intent> answers the
 	// charge (2xx) or 404 when there is none.
 	LookupPath string
+
+	// RefundPath, CapturePath and CancelPath are the endpoints of the
+	// operations. Defaults "/payments/refund", "/payments/capture" and
+	// "/payments/cancel".
+	RefundPath, CapturePath, CancelPath string
+	// OpLookup makes the adapter able to settle an operation without
+	// resending: GET on its path with ?refund_id=, ?capture_id= or
+	// ?cancel_id= answers it as the POST did (2xx) or 404 when there is
+	// none.
+	OpLookup bool
+	// EncodeOp builds the body of a refund, capture or cancel and its
+	// content type. Default: the JSON described at NewRefundRequest.
+	EncodeOp func(op OpRequest) (body []byte, contentType string, err error)
 }
 
 var (
 	_ Provider      = OwnAPI{}
 	_ Finder        = OwnAPI{}
 	_ SecretFielder = OwnAPI{}
+	_ Refunder      = OwnAPI{}
+	_ RefundFinder  = OwnAPI{}
+	_ Capturer      = OwnAPI{}
+	_ CaptureFinder = OwnAPI{}
+	_ Canceller     = OwnAPI{}
+	_ CancelFinder  = OwnAPI{}
 )
 
 // SecretFields lists the answer members never kept: client secrets, which
@@ -65,6 +90,9 @@ func (a OwnAPI) Validate(req ChargeRequest) error {
 	}
 	if req.Source == "" {
 		return invalid("Source", "is required by the own-API contract (omise_token)")
+	}
+	if v, ok := req.Extra["capture"]; ok && v != "true" && v != "false" {
+		return invalid("Extra", "capture must be true or false, got %q", v)
 	}
 	return nil
 }
@@ -93,11 +121,16 @@ func (a OwnAPI) NewChargeRequest(ctx context.Context, t Target, req ChargeReques
 }
 
 func encodeArticleBody(req ChargeRequest) ([]byte, string, error) {
+	var capture *bool
+	if req.Extra["capture"] == "false" {
+		capture = new(bool) // authorise now, capture later
+	}
 	b, err := json.Marshal(struct {
 		OrderID   string `json:"order_id"`
 		AmountJPY int64  `json:"amount_jpy"`
 		Token     string `json:"omise_token"`
-	}{req.IntentID, req.Amount, req.Source.Reveal()})
+		Capture   *bool  `json:"capture,omitempty"`
+	}{req.IntentID, req.Amount, req.Source.Reveal(), capture})
 	return b, "application/json", err
 }
 
@@ -150,6 +183,8 @@ func (a OwnAPI) readSuccess(v Verdict, body []byte) Verdict {
 		return v
 	case "pending", "processing", "requires_action":
 		v.Kind, ch.State = KindPending, StatePending
+	case "authorized", "requires_capture":
+		ch.Authorized = true
 	}
 	v.Charge = ch
 	return v

@@ -150,8 +150,11 @@ type Verdict struct {
 	Replayed  bool      // the provider marked the answer as a replay
 	RequestID string    // the provider's request ID
 	Retry     Retry     // the provider's explicit retry advice
-	Charge    *Charge   // set for KindSucceeded and KindPending
+	Charge    *Charge   // set for KindSucceeded and KindPending answers to a charge
 	Err       *APIError // set for refusals and errors the provider explained
+	// Operation is set instead of Charge for KindSucceeded and KindPending
+	// answers to a refund, capture or cancel (see Refunder).
+	Operation *Operation
 }
 
 // ClassifyStatus gives the Kind an HTTP status means by itself, for

@@ -15,6 +15,9 @@ const maxReserveSteps = 3
 // execute reserves the operation's current attempt, or begins a new one
 // after a definite failure, then sends or answers from the store.
 func (c *Client) execute(ctx context.Context, op operation, prog *progress) (*Charge, error) {
+	if err := op.prepare(ctx); err != nil {
+		return nil, err
+	}
 	s := op.slot()
 	attempt := 1
 	var history []PastAttempt
@@ -75,6 +78,9 @@ func neverReached(p PastAttempt) bool {
 	if json.Unmarshal(p.Result, &out) != nil {
 		return false
 	}
+	if out.Guard != "" {
+		return true // refused before its first byte
+	}
 	switch out.Kind {
 	case KindNotSent, KindRateLimited, KindConfig:
 		return true
@@ -98,7 +104,7 @@ func (c *Client) mayBeginAttempt(rec Record, fp string) bool {
 	if json.Unmarshal(rec.Result, &out) != nil {
 		return false
 	}
-	return out.Kind != KindDeclined && out.Kind != KindInvalid
+	return out.Guard != "" || (out.Kind != KindDeclined && out.Kind != KindInvalid)
 }
 
 // claimed goes on with a record this flight holds the lease of.

@@ -120,7 +120,7 @@ func (s *Server) execute(w http.ResponseWriter, a attempt) {
 	case faults.ClaimInUse:
 		s.inUse(w)
 	case faults.ClaimReplay:
-		s.send(w, a, c.Resp, true)
+		s.send(w, a.fault, c.Resp, true)
 	default:
 		if c.Reclaimed {
 			s.stats.reclaim()
@@ -146,13 +146,17 @@ func (s *Server) process(w http.ResponseWriter, a attempt, token uint64) {
 		time.Sleep(s.cfg.Latency) // not cut short by the client leaving: servers carry on
 	}
 	if a.fault == Internal {
-		s.internalError(w, a, token)
+		s.internalError(w, a.merchant, a.key, token)
 		return
 	}
 	resp, charge := s.perform(a)
 	var record func() // in the commit's critical section: no charge without its answer
 	if charge != nil {
-		record = func() { s.ledger.Add(*charge) }
+		authorized := a.req.Capture != nil && !*a.req.Capture
+		record = func() {
+			s.ledger.Add(*charge)
+			s.ops.charged(*charge, authorized)
+		}
 	}
 	if !s.keys.Commit(a.merchant, a.key, token, resp, record) {
 		// Our lease ran out and another request took the key over; it
@@ -160,7 +164,7 @@ func (s *Server) process(w http.ResponseWriter, a attempt, token uint64) {
 		s.inUse(w)
 		return
 	}
-	s.send(w, a, resp, false)
+	s.send(w, a.fault, resp, false)
 }
 
 // perform decides the outcome of a charge: a decline or a new charge.
@@ -178,18 +182,22 @@ func (s *Server) perform(a attempt) (faults.Stored, *Charge) {
 		Currency: "JPY",
 		Time:     s.now(),
 	}
-	return faults.Stored{Status: http.StatusCreated, Body: mustJSON(resultOf(*c))}, c
+	res := resultOf(*c)
+	if a.req.Capture != nil && !*a.req.Capture {
+		res.Status = "authorized"
+	}
+	return faults.Stored{Status: http.StatusCreated, Body: mustJSON(res)}, c
 }
 
 // internalError fails the request with a 500 before charging, then either
 // stores the 500 under the key (Stripe) or forgets the key (the article).
-func (s *Server) internalError(w http.ResponseWriter, a attempt, token uint64) {
+func (s *Server) internalError(w http.ResponseWriter, merchant, key string, token uint64) {
 	s.stats.fault(Internal)
 	resp := faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: typeAPI, Code: "internal_error",
-		Message: "the charge failed on the server"}).body()}
+		Message: "the request failed on the server"}).body()}
 	if !s.cfg.StoreServerErrors {
-		s.keys.Release(a.merchant, a.key, token)
-	} else if !s.keys.Commit(a.merchant, a.key, token, resp, nil) {
+		s.keys.Release(merchant, key, token)
+	} else if !s.keys.Commit(merchant, key, token, resp, nil) {
 		s.inUse(w)
 		return
 	}
@@ -197,8 +205,8 @@ func (s *Server) internalError(w http.ResponseWriter, a attempt, token uint64) {
 }
 
 // send answers with a stored response, unless a Post fault loses it.
-func (s *Server) send(w http.ResponseWriter, a attempt, resp faults.Stored, replayed bool) {
-	if a.fault == Post {
+func (s *Server) send(w http.ResponseWriter, fault Fault, resp faults.Stored, replayed bool) {
+	if fault == Post {
 		s.stats.fault(Post)
 		s.drop(w)
 		return

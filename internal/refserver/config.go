@@ -10,6 +10,9 @@ import (
 // Defaults applied by New to zero fields of Config.
 const (
 	DefaultPath         = "/payments/charge"
+	DefaultRefundPath   = "/payments/refund"
+	DefaultCapturePath  = "/payments/capture"
+	DefaultCancelPath   = "/payments/cancel"
 	DefaultKeyHeader    = "Idempotency-Key"
 	DefaultReplayHeader = "Idempotency-Replayed"
 	DefaultMaxKeyLength = 255
@@ -23,6 +26,16 @@ type Config struct {
 	// Path serves charges (POST) and lookups by order (GET).
 	// Default DefaultPath.
 	Path string
+	// RefundPath, CapturePath and CancelPath serve the operations (POST)
+	// and their lookups (GET with ?refund_id=, ?capture_id=, ?cancel_id=).
+	// Defaults DefaultRefundPath, DefaultCapturePath, DefaultCancelPath.
+	RefundPath, CapturePath, CancelPath string
+	// Lenient makes the server carry out every refund, capture and cancel
+	// that arrives, however much it refunds or whatever the charge's state,
+	// as a provider with a bug would; the OpLedger's Check then reports
+	// what the client should never have sent. By default the server
+	// refuses them with 400, as providers do.
+	Lenient bool
 	// KeyHeader names the idempotency key header. Default DefaultKeyHeader.
 	KeyHeader string
 	// ReplayHeader is set to "true" on replayed responses. Default
@@ -75,6 +88,17 @@ type Config struct {
 	// fault or processing, on the handler's goroutine: a hook that blocks
 	// holds the request.
 	OnRequest func(RequestInfo)
+	// OnOpRequest is OnRequest for refund, capture and cancel requests.
+	OnOpRequest func(OpRequestInfo)
+}
+
+// OpRequestInfo describes a refund, capture or cancel request as it
+// arrives, before any fault or processing.
+type OpRequestInfo struct {
+	RequestInfo
+	// Op is "refund", "capture" or "cancel"; OpID the body's refund_id,
+	// capture_id or cancel_id (empty if the body did not parse).
+	Op, OpID string
 }
 
 // RequestInfo describes a charge request as it arrives, before any fault
@@ -99,8 +123,10 @@ func (c Config) Validate() error {
 	if c.Lease < 0 || c.Retention < 0 || c.Latency < 0 || c.RetryAfter < 0 {
 		return errors.New("refserver: negative duration")
 	}
-	if c.Path != "" && c.Path[0] != '/' {
-		return fmt.Errorf("refserver: Path %q does not start with /", c.Path)
+	for _, p := range []string{c.Path, c.RefundPath, c.CapturePath, c.CancelPath} {
+		if p != "" && p[0] != '/' {
+			return fmt.Errorf("refserver: path %q does not start with /", p)
+		}
 	}
 	return c.Faults.Validate()
 }
@@ -109,6 +135,9 @@ func (c Config) Validate() error {
 // that a caller mutating its map later cannot change the server.
 func (c Config) withDefaults() Config {
 	c.Path = orDefault(c.Path, DefaultPath)
+	c.RefundPath = orDefault(c.RefundPath, DefaultRefundPath)
+	c.CapturePath = orDefault(c.CapturePath, DefaultCapturePath)
+	c.CancelPath = orDefault(c.CancelPath, DefaultCancelPath)
 	c.KeyHeader = orDefault(c.KeyHeader, DefaultKeyHeader)
 	c.ReplayHeader = orDefault(c.ReplayHeader, DefaultReplayHeader)
 	if c.MaxKeyLength == 0 {

@@ -13,6 +13,9 @@ type chargeRequest struct {
 	AmountJPY  int64             `json:"amount_jpy"` // yen: JPY has no minor unit
 	OmiseToken string            `json:"omise_token"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
+	// Capture false authorises the amount now and captures it later
+	// (POST the capture path); absent or true charges at once.
+	Capture *bool `json:"capture,omitempty"`
 }
 
 // parseKey returns the idempotency key from the header's values. It

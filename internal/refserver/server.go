@@ -13,6 +13,7 @@ import (
 type Server struct {
 	cfg    Config
 	ledger *Ledger
+	ops    *OpLedger
 	keys   *faults.KeyTable
 	faults *faults.Injector
 	stats  *counters
@@ -29,6 +30,7 @@ func New(cfg Config) *Server {
 	return &Server{
 		cfg:    cfg,
 		ledger: &Ledger{},
+		ops:    newOpLedger(),
 		keys:   faults.NewKeyTable(cfg.Lease, cfg.Retention),
 		faults: faults.NewInjector(cfg.Faults, cfg.Seed),
 		stats:  newCounters(),
@@ -37,6 +39,9 @@ func New(cfg Config) *Server {
 
 // Ledger returns the server's record of real charges.
 func (s *Server) Ledger() *Ledger { return s.ledger }
+
+// Ops returns the server's record of refunds, captures and cancels.
+func (s *Server) Ops() *OpLedger { return s.ops }
 
 // Stats returns a snapshot of the server's counters.
 func (s *Server) Stats() Stats { return s.stats.snapshot() }
@@ -60,27 +65,49 @@ func (s *Server) InjectOrder(orderID string, faults ...Fault) {
 // their key or order.
 func (s *Server) InjectNext(faults ...Fault) { s.faults.ScriptNext(faults...) }
 
-// ServeHTTP serves charges (POST) and lookups (GET) on Config.Path.
+// ServeHTTP serves charges (POST) and lookups (GET) on Config.Path, and
+// refunds, captures and cancels and their lookups on their own paths.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Request-Id", newID("req_"))
 	if s.cfg.CloseConnections {
 		w.Header().Set("Connection", "close")
 	}
-	if r.URL.Path != s.cfg.Path {
+	post, get := s.handlers(r.URL.Path)
+	if post == nil {
 		writeJSON(w, http.StatusNotFound, (&apiError{Type: typeInvalid, Code: "resource_missing",
 			Message: "no such endpoint"}).body())
 		return
 	}
 	switch r.Method {
 	case http.MethodPost:
-		s.handleCharge(w, r)
+		post(w, r)
 	case http.MethodGet:
-		s.handleLookup(w, r)
+		get(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST")
 		writeJSON(w, http.StatusMethodNotAllowed, (&apiError{Type: typeInvalid,
 			Code: "method_not_allowed"}).body())
 	}
+}
+
+// handlers returns the POST and GET handlers of path, or nils.
+func (s *Server) handlers(path string) (post, get http.HandlerFunc) {
+	switch path {
+	case s.cfg.Path:
+		return s.handleCharge, s.handleLookup
+	case s.cfg.RefundPath:
+		return s.opHandlers(opRefund)
+	case s.cfg.CapturePath:
+		return s.opHandlers(opCapture)
+	case s.cfg.CancelPath:
+		return s.opHandlers(opCancel)
+	}
+	return nil, nil
+}
+
+func (s *Server) opHandlers(t opType) (post, get http.HandlerFunc) {
+	return func(w http.ResponseWriter, r *http.Request) { s.handleOp(w, r, t) },
+		func(w http.ResponseWriter, r *http.Request) { s.handleOpLookup(w, r, t) }
 }
 
 func (s *Server) now() time.Time { return s.cfg.Now() }

@@ -33,6 +33,19 @@ type Stats struct {
 	Statuses map[int]int
 	// Lookups is the number of lookup requests (GET by order_id).
 	Lookups int
+	// Ops counts the refund, capture and cancel requests. Faults and
+	// Statuses above count theirs too.
+	Ops OpStats
+}
+
+// OpStats counts what the server saw of refund, capture and cancel
+// requests, as Stats does of charges.
+type OpStats struct {
+	Requests int                 // received, faulted or not
+	ByID     map[string]int      // requests per refund_id, capture_id or cancel_id
+	KeysByID map[string][]string // the distinct keys sent for each operation ID
+	Replays  int                 // replayed answers actually sent
+	Lookups  int                 // lookup requests (GET)
 }
 
 // counters accumulates Stats under a lock.
@@ -48,6 +61,7 @@ func newCounters() *counters {
 		KeysByOrder: map[string][]string{},
 		Faults:      map[Fault]int{},
 		Statuses:    map[int]int{},
+		Ops:         OpStats{ByID: map[string]int{}, KeysByID: map[string][]string{}},
 	}}
 }
 
@@ -74,6 +88,23 @@ func (c *counters) arrive(key, orderID string) {
 	})
 }
 
+// arriveOp counts one operation request; empty key or ID are not counted.
+func (c *counters) arriveOp(key, opID string) {
+	c.update(func(s *Stats) {
+		s.Ops.Requests++
+		if opID == "" {
+			return
+		}
+		s.Ops.ByID[opID]++
+		if key != "" && !slices.Contains(s.Ops.KeysByID[opID], key) {
+			s.Ops.KeysByID[opID] = append(s.Ops.KeysByID[opID], key)
+		}
+	})
+}
+
+func (c *counters) opReplay() { c.update(func(s *Stats) { s.Ops.Replays++ }) }
+func (c *counters) opLookup() { c.update(func(s *Stats) { s.Ops.Lookups++ }) }
+
 func (c *counters) fault(f Fault)   { c.update(func(s *Stats) { s.Faults[f]++ }) }
 func (c *counters) status(code int) { c.update(func(s *Stats) { s.Statuses[code]++ }) }
 func (c *counters) replay()         { c.update(func(s *Stats) { s.Replays++ }) }
@@ -89,9 +120,16 @@ func (c *counters) snapshot() Stats {
 	s.ByOrder = maps.Clone(c.s.ByOrder)
 	s.Faults = maps.Clone(c.s.Faults)
 	s.Statuses = maps.Clone(c.s.Statuses)
-	s.KeysByOrder = make(map[string][]string, len(c.s.KeysByOrder))
-	for o, keys := range c.s.KeysByOrder {
-		s.KeysByOrder[o] = slices.Clone(keys)
-	}
+	s.KeysByOrder = cloneKeys(c.s.KeysByOrder)
+	s.Ops.ByID = maps.Clone(c.s.Ops.ByID)
+	s.Ops.KeysByID = cloneKeys(c.s.Ops.KeysByID)
 	return s
+}
+
+func cloneKeys(m map[string][]string) map[string][]string {
+	out := make(map[string][]string, len(m))
+	for id, keys := range m {
+		out[id] = slices.Clone(keys)
+	}
+	return out
 }

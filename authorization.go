@@ -1,0 +1,53 @@
+package idempay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// answerCharge is Charge's answer for a succeeded or pending charge. An
+// authorisation (Charge.Authorized: made with manual capture) has moved no
+// money until it is captured, so it is answered from its ledger: captured,
+// succeeded (Captured says how much); cancelled, failed with ErrCanceled;
+// otherwise pending with ErrAuthorized, so that a caller who switches on
+// OutcomeOf never ships it as paid.
+func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) {
+	if ch.State != StateSucceeded || !ch.Authorized {
+		return answerPending(ch)
+	}
+	doc, err := c.authorisationLedger(ctx, ch.IntentID)
+	switch {
+	case err != nil:
+		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeUnknown, Attempts: ch.Attempts,
+			Err: fmt.Errorf("%w: authorised; whether it was captured is unknown: %w", ErrStore, err)}
+	case doc.Charge == nil:
+		return ch, pendingError(ch, ErrAuthorized)
+	}
+	if n := doc.captured(); n > 0 {
+		ch.Captured = n
+		return ch, nil
+	}
+	if e, ok := doc.first(OpCancel, succeeded); ok {
+		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeFailed, Attempts: ch.Attempts,
+			Err: fmt.Errorf("%w by %q", ErrCanceled, e.OpID)}
+	}
+	return ch, pendingError(ch, ErrAuthorized)
+}
+
+// authorisationLedger reads the intent's ledger, reconciled, if there is
+// one; a document without a charge when no operation was ever entered.
+func (c *Client) authorisationLedger(ctx context.Context, intentID string) (ledgerDoc, error) {
+	rec, err := c.store.Load(ctx, c.ledgerNamespace(), intentID)
+	if errors.Is(err, ErrNotFound) {
+		return ledgerDoc{}, nil
+	}
+	if err != nil {
+		return ledgerDoc{}, err
+	}
+	doc, err := decodeLedger(rec.Result)
+	if err != nil || doc.Charge == nil {
+		return doc, err
+	}
+	return doc, c.reconcile(ctx, &doc)
+}

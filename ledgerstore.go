@@ -1,0 +1,212 @@
+package idempay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// The ledger of an intent is one record in the namespace <namespace>/ledger,
+// identified by the intent ID. It never closes (a closed record could not
+// be written again, and Expire would forget it): it is written only under
+// its lease, by Claim.ReleaseWith, which stores the new document, keeps the
+// record open and frees the lease in one step checked against the owner,
+// durably.
+const (
+	ledgerFingerprint = "idempay-ledger-v1"
+	ledgerKey         = "ledger"
+	// ledgerTries bounds how often one reservation starts over after its
+	// lease on the ledger was lost before it could write.
+	ledgerTries = 3
+	// ledgerMaxPoll caps the wait between two tries at a ledger leased to
+	// another flight; holders keep it for a few store round trips.
+	ledgerMaxPoll = 50 * time.Millisecond
+)
+
+// opNamespace is where the records of operations of type t live.
+func (c *Client) opNamespace(t OpType) string { return c.namespace + "/" + string(t) }
+
+func (c *Client) ledgerNamespace() string { return c.namespace + "/ledger" }
+
+// ledgerClaims is how the ledger is leased: the client's lease, durable
+// writes, and no age limit (the ledger is as old as the intent's first
+// operation, and no key of it is ever sent).
+func (c *Client) ledgerClaims() ClaimConfig {
+	cfg := c.claims
+	cfg.MaxAge, cfg.Durable = 0, true
+	return cfg
+}
+
+// claimLedger takes the lease of the intent's ledger, inserting the record
+// if need be, and waits while another flight holds it: for about two
+// leases, the longest a crashed holder can keep it.
+func (c *Client) claimLedger(ctx context.Context, intentID string) (*Claim, error) {
+	cfg := c.ledgerClaims()
+	req := ReserveRequest{Namespace: c.ledgerNamespace(), IntentID: intentID, Attempt: 1, Key: ledgerKey,
+		Fingerprint: ledgerFingerprint}
+	wait, waited := time.Millisecond, time.Duration(0)
+	for {
+		claim, res, err := cfg.Reserve(ctx, req)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%w: ledger: %w", ErrStore, err)
+		case claim != nil:
+			return claim, nil
+		case res.Record.State.Closed() || res.Record.Fingerprint != ledgerFingerprint:
+			return nil, fmt.Errorf("%w: ledger record of %q is %s with fingerprint %q", ErrStore, intentID,
+				res.Record.State, res.Record.Fingerprint)
+		case waited > 2*cfg.Lease:
+			return nil, fmt.Errorf("%w: the ledger of %q stayed leased for %s", ErrInProgress, intentID, waited)
+		}
+		if err := sleepCtx(ctx, wait/2+rand.N(wait)); err != nil {
+			return nil, err
+		}
+		waited += wait
+		wait = min(wait*2, ledgerMaxPoll)
+	}
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// withLedger runs update on the intent's ledger under its lease, after
+// bringing every unsettled entry up to its operation's record, and writes
+// the result. It starts over if the lease was lost before the write.
+// update's error is returned once the document is written (or could not
+// be); a store's error otherwise.
+func (c *Client) withLedger(ctx context.Context, intentID string, update func(*ledgerDoc) error) error {
+	for range ledgerTries {
+		claim, err := c.claimLedger(ctx, intentID)
+		if err != nil {
+			return err
+		}
+		err = c.updateLedger(ctx, claim, intentID, update)
+		if !errors.Is(err, ErrLeaseLost) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: the ledger of %q was taken over %d times", ErrInProgress, intentID, ledgerTries)
+}
+
+func (c *Client) updateLedger(ctx context.Context, claim *Claim, intentID string, update func(*ledgerDoc) error) error {
+	defer claim.abandonUnfinished() // a panic in the store or the update frees the ledger
+	doc, err := decodeLedger(claim.Record().Result)
+	if err == nil && doc.Charge == nil {
+		var ch ledgerCharge
+		if ch, err = c.snapshot(ctx, intentID); err == nil {
+			doc.Charge = &ch
+		}
+	}
+	if err == nil {
+		err = c.reconcile(ctx, &doc)
+	}
+	if err != nil {
+		_ = claim.Release(ctx)
+		return err
+	}
+	uerr := update(&doc)
+	if werr := claim.ReleaseWith(ctx, doc.encode()); werr != nil && !isRefusal(uerr) {
+		// Lost (ErrLeaseLost: start over) or perhaps not written: nothing
+		// may be sent on the strength of this update.
+		return fmt.Errorf("%w: ledger write: %w", ErrStore, werr)
+	}
+	return uerr
+}
+
+// reconcile brings each unsettled entry up to its operation's record: the
+// record is the truth of an attempt's state; the ledger holds its amount
+// from before its first byte. An entry whose record cannot be found keeps
+// counting: never under-count.
+func (c *Client) reconcile(ctx context.Context, d *ledgerDoc) error {
+	for i := range d.Ops {
+		e := &d.Ops[i]
+		if e.State.Closed() {
+			continue
+		}
+		rec, err := c.store.Load(ctx, c.opNamespace(e.Type), e.OpID)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			continue
+		case err != nil:
+			return fmt.Errorf("%w: load %s %q: %w", ErrStore, e.Type, e.OpID, err)
+		}
+		e.State = stateOfAttempt(rec, e.Attempt, e.Key, e.State)
+	}
+	return nil
+}
+
+// stateOfAttempt is the state of one attempt of rec, current or past, or
+// was when the record does not hold it.
+func stateOfAttempt(rec Record, attempt int, key string, was State) State {
+	if rec.Attempt == attempt && rec.Key == key {
+		return rec.State
+	}
+	for _, p := range rec.History {
+		if p.Attempt == attempt && p.Key == key {
+			return p.State
+		}
+	}
+	return was
+}
+
+// snapshot reads what the operations need of the intent's settled charge.
+// A charge that is not a settled success is a refusal.
+func (c *Client) snapshot(ctx context.Context, intentID string) (ledgerCharge, error) {
+	rec, err := c.store.Load(ctx, c.namespace, intentID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ledgerCharge{}, refuse(fmt.Errorf("%w: no charge of intent %q in the store", ErrChargeNotSucceeded, intentID))
+	case err != nil:
+		return ledgerCharge{}, fmt.Errorf("%w: load intent %q: %w", ErrStore, intentID, err)
+	case rec.State != StateSucceeded:
+		return ledgerCharge{}, refuse(fmt.Errorf("%w: intent %q is %s", ErrChargeNotSucceeded, intentID, rec.State))
+	}
+	var out storedOutcome
+	if json.Unmarshal(rec.Result, &out) != nil || out.Charge == nil {
+		return ledgerCharge{}, fmt.Errorf("%w: stored charge of intent %q unreadable", ErrStore, intentID)
+	}
+	ch := out.Charge
+	return ledgerCharge{Ref: ch.ID, Amount: ch.Amount, Currency: ch.Currency, Authorized: ch.Authorized}, nil
+}
+
+// loadLedger reads the intent's ledger without a lease, reconciled: the
+// charge's snapshot and every entry's state as its operation's record says.
+func (c *Client) loadLedger(ctx context.Context, intentID string) (ledgerDoc, error) {
+	doc, err := c.readLedger(ctx, intentID)
+	if err != nil {
+		return doc, err
+	}
+	return doc, c.reconcile(ctx, &doc)
+}
+
+// readLedger reads the intent's ledger as stored, with the charge's
+// snapshot (from the charge's record before the first operation).
+func (c *Client) readLedger(ctx context.Context, intentID string) (ledgerDoc, error) {
+	rec, err := c.store.Load(ctx, c.ledgerNamespace(), intentID)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return ledgerDoc{}, fmt.Errorf("%w: ledger: %w", ErrStore, err)
+	}
+	doc, err := decodeLedger(rec.Result)
+	if err != nil {
+		return doc, err
+	}
+	if doc.Charge == nil {
+		ch, err := c.snapshot(ctx, intentID)
+		if err != nil {
+			return doc, err
+		}
+		doc.Charge = &ch
+	}
+	return doc, nil
+}

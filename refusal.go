@@ -1,0 +1,57 @@
+package idempay
+
+import (
+	"errors"
+	"fmt"
+)
+
+// refusal is an operation a local guard refused: nothing was sent under the
+// record's key, and nothing will be. When a flight's beforeSend refuses,
+// the record's attempt is closed as failed with the guard's code, and the
+// next call of the operation begins a new attempt, checked afresh (an
+// unknown refund that settled as failed may have freed the amount).
+type refusal struct{ err error }
+
+func refuse(err error) error { return &refusal{err: err} }
+
+func (r *refusal) Error() string { return r.err.Error() }
+func (r *refusal) Unwrap() error { return r.err }
+
+func isRefusal(err error) bool {
+	var r *refusal
+	return errors.As(err, &r)
+}
+
+// guardCodes names each guard's sentinel in the store, so that a refused
+// attempt answers with the same sentinel when read back.
+var guardCodes = []struct {
+	code string
+	err  error
+}{
+	{"charge_not_succeeded", ErrChargeNotSucceeded},
+	{"not_refundable", ErrNotRefundable},
+	{"refund_exceeds", ErrRefundExceeds},
+	{"capture_exceeds", ErrCaptureExceeds},
+	{"not_authorization", ErrNotAuthorization},
+	{"authorization_closed", ErrAuthorizationClosed},
+	{"invalid", ErrInvalidRequest},
+}
+
+func guardCode(err error) string {
+	for _, g := range guardCodes {
+		if errors.Is(err, g.err) {
+			return g.code
+		}
+	}
+	return "refused"
+}
+
+// guardError is a stored refusal read back: its sentinel and its words.
+func guardError(code, reason string) error {
+	for _, g := range guardCodes {
+		if g.code == code {
+			return fmt.Errorf("%w: %s", g.err, reason)
+		}
+	}
+	return fmt.Errorf("idempay: refused: %s", reason)
+}
