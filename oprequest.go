@@ -166,11 +166,11 @@ func validateReason(s string) error {
 // opFingerprint hashes what makes two calls the same operation.
 func opFingerprint(namespace string, op OpRequest) string {
 	canon := struct {
-		NS                         string
-		Type                       OpType
-		ID, Intent, Currency, Why  string
-		Amount                     int64
-		Meta                       map[string]string
+		NS                        string
+		Type                      OpType
+		ID, Intent, Currency, Why string
+		Amount                    int64
+		Meta                      map[string]string
 	}{namespace, op.Type, op.ID, op.IntentID, strings.ToUpper(op.Currency), op.Reason, op.Amount, nonEmpty(op.Metadata)}
 	b, _ := json.Marshal(canon) // cannot fail: strings, ints and a string map
 	sum := sha256.Sum256(b)

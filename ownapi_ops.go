@@ -59,7 +59,9 @@ func (a OwnAPI) NewCancelRequest(ctx context.Context, t Target, op OpRequest, ke
 }
 
 // ReadRefund reads the answer to a refund.
-func (a OwnAPI) ReadRefund(resp *http.Response, body []byte) Verdict { return a.readOp(OpRefund, resp, body) }
+func (a OwnAPI) ReadRefund(resp *http.Response, body []byte) Verdict {
+	return a.readOp(OpRefund, resp, body)
+}
 
 // ReadCapture reads the answer to a capture.
 func (a OwnAPI) ReadCapture(resp *http.Response, body []byte) Verdict {
@@ -67,7 +69,9 @@ func (a OwnAPI) ReadCapture(resp *http.Response, body []byte) Verdict {
 }
 
 // ReadCancel reads the answer to a cancel.
-func (a OwnAPI) ReadCancel(resp *http.Response, body []byte) Verdict { return a.readOp(OpCancel, resp, body) }
+func (a OwnAPI) ReadCancel(resp *http.Response, body []byte) Verdict {
+	return a.readOp(OpCancel, resp, body)
+}
 
 // FindRefund looks the refund up by GET RefundPath?refund_id=, if OpLookup.
 func (a OwnAPI) FindRefund(ctx context.Context, hc *http.Client, t Target, op OpRequest, _ Record) (Verdict, error) {
