@@ -56,7 +56,10 @@ func (o *moneyOp) prepare(ctx context.Context) error {
 	doc, err := o.c.readLedger(ctx, o.req.IntentID)
 	if err == nil {
 		o.send = o.req
-		o.send.ChargeRef, o.send.Currency = doc.Charge.Ref, doc.Charge.Currency
+		o.send.ChargeRef = doc.Charge.Ref
+		if o.send.Type == OpCancel {
+			o.send.Currency = doc.Charge.Currency // a cancel names none
+		}
 		if o.send.Amount == 0 {
 			o.send.Amount = doc.Charge.Amount // a whole capture; a cancel
 		}

@@ -1,10 +1,16 @@
 package idempay_test
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -21,11 +27,61 @@ type opsServer struct {
 	*refserver.Server
 	URL    string
 	reader atomic.Pointer[idempay.Client] // reads the store for the checks
+	mu     sync.Mutex
+	script map[string][]step // scripted answers by refund_id, capture_id or cancel_id
+	hits   map[string]int    // operation requests (POST and GET) by ID
+}
+
+// answer scripts the next answers to the requests (POST or GET) naming
+// opID, one step per request; the reference server answers the rest.
+func (s *opsServer) answer(opID string, steps ...step) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script[opID] = append(s.script[opID], steps...)
+}
+
+// requests is how many requests named opID, scripted or not.
+func (s *opsServer) requests(opID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[opID]
+}
+
+func (s *opsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	id := opIDIn(r, body)
+	s.mu.Lock()
+	var st step
+	if id != "" {
+		s.hits[id]++
+		if q := s.script[id]; len(q) > 0 {
+			st, s.script[id] = q[0], q[1:]
+		}
+	}
+	s.mu.Unlock()
+	if st != nil {
+		st(w, r)
+		return
+	}
+	s.Server.ServeHTTP(w, r)
+}
+
+// opIDIn is the operation ID a request names, in its body or its query.
+func opIDIn(r *http.Request, body []byte) string {
+	var b struct {
+		Refund  string `json:"refund_id"`
+		Capture string `json:"capture_id"`
+		Cancel  string `json:"cancel_id"`
+	}
+	_ = json.Unmarshal(body, &b)
+	q := r.URL.Query()
+	return cmp.Or(b.Refund, b.Capture, b.Cancel, q.Get("refund_id"), q.Get("capture_id"), q.Get("cancel_id"))
 }
 
 func startOps(t testing.TB, store idempay.KeyStore, cfg refserver.Config) *opsServer {
 	t.Helper()
-	s := &opsServer{}
+	s := &opsServer{script: map[string][]step{}, hits: map[string]int{}}
 	cfg.OnRequest = func(info refserver.RequestInfo) {
 		rec, err := store.Load(context.Background(), "ownapi:default", info.OrderID)
 		if err != nil || rec.Key != info.Key {
@@ -34,7 +90,7 @@ func startOps(t testing.TB, store idempay.KeyStore, cfg refserver.Config) *opsSe
 	}
 	cfg.OnOpRequest = func(info refserver.OpRequestInfo) { s.checkArrival(t, store, info) }
 	s.Server = refserver.New(cfg)
-	ts := httptest.NewServer(s.Server)
+	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
 	s.URL = ts.URL
 	return s
@@ -89,3 +145,14 @@ func refundOf(intent, refundID string, amount int64) idempay.RefundRequest {
 }
 
 func refundID(intent string, i int) string { return fmt.Sprintf("%s-rf-%02d", intent, i) }
+
+// opAnswer is a scripted answer to an operation, as the own API gives it.
+func opAnswer(code int, id, word string, amount int64) step {
+	return status(code, fmt.Sprintf(`{"id":%q,"status":%q,"amount":%d,"currency":"JPY"}`, id, word, amount))
+}
+
+// recordOf loads an operation's record.
+func recordOf(t testing.TB, store idempay.KeyStore, op idempay.OpType, id string) (idempay.Record, error) {
+	t.Helper()
+	return store.Load(context.Background(), "ownapi:default/"+string(op), id)
+}
