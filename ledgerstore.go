@@ -116,7 +116,14 @@ func (c *Client) updateLedger(ctx context.Context, claim *Claim, intentID string
 		return err
 	}
 	uerr := update(&doc)
-	if werr := claim.ReleaseWith(ctx, doc.encode()); werr != nil && !isRefusal(uerr) {
+	werr := claim.ReleaseWith(ctx, doc.encode())
+	if werr != nil && !errors.Is(werr, ErrLeaseLost) {
+		// Not written, or written with the reply lost: give the lease back
+		// (after a takeover the owner check makes this harmless), so that
+		// the ledger is not held until the lease runs out.
+		_ = claim.abandon(ctx)
+	}
+	if werr != nil && !isRefusal(uerr) {
 		// Lost (ErrLeaseLost: start over) or perhaps not written: nothing
 		// may be sent on the strength of this update.
 		return fmt.Errorf("%w: ledger write: %w", ErrStore, werr)
