@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 )
 
@@ -123,9 +124,14 @@ func (c Config) Validate() error {
 	if c.Lease < 0 || c.Retention < 0 || c.Latency < 0 || c.RetryAfter < 0 {
 		return errors.New("refserver: negative duration")
 	}
-	for _, p := range []string{c.Path, c.RefundPath, c.CapturePath, c.CancelPath} {
-		if p != "" && p[0] != '/' {
+	d := c.withPaths()
+	paths := []string{d.Path, d.RefundPath, d.CapturePath, d.CancelPath}
+	for i, p := range paths {
+		if p[0] != '/' {
 			return fmt.Errorf("refserver: path %q does not start with /", p)
+		}
+		if slices.Contains(paths[i+1:], p) {
+			return fmt.Errorf("refserver: path %q serves two endpoints", p)
 		}
 	}
 	return c.Faults.Validate()
@@ -134,10 +140,7 @@ func (c Config) Validate() error {
 // withDefaults returns c with zero fields filled in and Auth copied, so
 // that a caller mutating its map later cannot change the server.
 func (c Config) withDefaults() Config {
-	c.Path = orDefault(c.Path, DefaultPath)
-	c.RefundPath = orDefault(c.RefundPath, DefaultRefundPath)
-	c.CapturePath = orDefault(c.CapturePath, DefaultCapturePath)
-	c.CancelPath = orDefault(c.CancelPath, DefaultCancelPath)
+	c = c.withPaths()
 	c.KeyHeader = orDefault(c.KeyHeader, DefaultKeyHeader)
 	c.ReplayHeader = orDefault(c.ReplayHeader, DefaultReplayHeader)
 	if c.MaxKeyLength == 0 {
@@ -157,6 +160,15 @@ func (c Config) withDefaults() Config {
 		auth[secret] = merchant
 	}
 	c.Auth = auth
+	return c
+}
+
+// withPaths returns c with its empty paths defaulted.
+func (c Config) withPaths() Config {
+	c.Path = orDefault(c.Path, DefaultPath)
+	c.RefundPath = orDefault(c.RefundPath, DefaultRefundPath)
+	c.CapturePath = orDefault(c.CapturePath, DefaultCapturePath)
+	c.CancelPath = orDefault(c.CancelPath, DefaultCancelPath)
 	return c
 }
 

@@ -68,4 +68,31 @@
 //
 // The Ledger records every real charge; Ledger.Check reports any order that
 // was charged twice, which is what the SDK must never cause.
+//
+// # Refunds, captures and cancels
+//
+// POST Config.RefundPath, CapturePath and CancelPath (defaults
+// /payments/refund, /payments/capture, /payments/cancel) take
+//
+//	{"refund_id" | "capture_id" | "cancel_id", "order_id", "charge_id",
+//	 "amount", "currency", "reason", "metadata"}
+//
+// with the charge's key semantics (one claim per key, fingerprinted,
+// leased, fenced, replayed, 409 in flight, 422 for another body) and its
+// faults, scripted by the operation's ID (InjectOrder("rf-1", Post)). A
+// refund answers 201 {"id": "re_...", "refund_id", "order_id", "charge_id",
+// "status": "succeeded", "amount", "currency"}; a capture and a cancel 200
+// with status "captured" or "canceled" and the charge's ID. GET on each
+// path with ?refund_id= (capture_id, cancel_id) finds the operation (200)
+// or 404. A charge sent with "capture": false is an authorisation (status
+// "authorized") to capture, in part or whole, or to cancel, once.
+//
+// The server refuses with 400, and stores under the key, what a provider
+// refuses: a refund beyond what is left of the charge (or of its capture),
+// of an authorisation not captured or cancelled, a second capture or a
+// cancel after a capture. With Config.Lenient it carries them all out
+// instead, as a buggy provider would, and OpLedger.Check proves what the
+// client must never cause: an operation ID carried out twice (refunded
+// twice), refunds beyond the charge, an authorisation captured twice,
+// beyond its amount, both captured and cancelled.
 package refserver
