@@ -1,0 +1,94 @@
+package conformance_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/conformance"
+	"github.com/idempay/idempay/internal/refserver"
+)
+
+func ownAPISubject(t *testing.T, p idempay.Provider) conformance.Subject {
+	srv := httptest.NewServer(refserver.New(refserver.Config{}))
+	t.Cleanup(srv.Close)
+	charge := func(id string) idempay.ChargeRequest {
+		return idempay.ChargeRequest{IntentID: id, Amount: 1500, Currency: "JPY", Source: "tokn_conformance"}
+	}
+	return conformance.Subject{Provider: p, BaseURL: srv.URL, Amount: 1500, Currency: "JPY", Charge: charge,
+		Manual: func(id string) idempay.ChargeRequest {
+			r := charge(id)
+			r.Extra = map[string]string{"capture": "false"}
+			return r
+		}}
+}
+
+// The own API passes, with its lookups and without.
+func TestOwnAPI(t *testing.T) {
+	conformance.TestProvider(t, ownAPISubject(t, idempay.OwnAPI{OpLookup: true, LookupPath: refserver.DefaultPath}))
+	conformance.TestProvider(t, ownAPISubject(t, idempay.OwnAPI{}))
+}
+
+// chargeOnly has no optional capability: only the refusal rules apply.
+type chargeOnly struct{ o idempay.OwnAPI }
+
+func (c chargeOnly) Name() string                           { return "ownapi" }
+func (c chargeOnly) Validate(r idempay.ChargeRequest) error { return c.o.Validate(r) }
+func (c chargeOnly) ReadCharge(r *http.Response, b []byte) idempay.Verdict {
+	return c.o.ReadCharge(r, b)
+}
+func (c chargeOnly) NewChargeRequest(ctx context.Context, t idempay.Target, r idempay.ChargeRequest, k string) (*http.Request, error) {
+	return c.o.NewChargeRequest(ctx, t, r, k)
+}
+
+func TestChargeOnlyProvider(t *testing.T) {
+	conformance.TestProvider(t, ownAPISubject(t, chargeOnly{}))
+}
+
+// Broken adapters fail, each for the rule it breaks.
+func TestBrokenAdaptersFail(t *testing.T) {
+	for name, tc := range map[string]struct {
+		p    idempay.Provider
+		rule string
+	}{
+		"a 5xx read as a refusal":           {declinesOn5xx{idempay.OwnAPI{}}, "refund hostile answers"},
+		"a lookup without proof: not found": {notFoundOn5xx{idempay.OwnAPI{OpLookup: true}}, "refund lookup without proof"},
+		"a refund without its key":          {keyless{idempay.OwnAPI{}}, "refund request"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := conformance.Check(ownAPISubject(t, tc.p))
+			if err == nil || !strings.Contains(err.Error(), tc.rule+":") {
+				t.Fatalf("want a failure of %q, got %v", tc.rule, err)
+			}
+		})
+	}
+}
+
+type declinesOn5xx struct{ idempay.OwnAPI }
+
+func (p declinesOn5xx) ReadRefund(resp *http.Response, body []byte) idempay.Verdict {
+	if resp.StatusCode >= 500 {
+		return idempay.Verdict{Kind: idempay.KindDeclined}
+	}
+	return p.OwnAPI.ReadRefund(resp, body)
+}
+
+type notFoundOn5xx struct{ idempay.OwnAPI }
+
+func (p notFoundOn5xx) FindRefund(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
+	v, err := p.OwnAPI.FindRefund(ctx, hc, t, op, rec)
+	if err == nil && v.Kind == idempay.KindServerError {
+		v.Kind = idempay.KindNotFound
+	}
+	return v, err
+}
+
+type keyless struct{ idempay.OwnAPI }
+
+func (p keyless) NewRefundRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, _ string) (*http.Request, error) {
+	r, err := p.OwnAPI.NewRefundRequest(ctx, t, op, "not-the-key")
+	return r, err
+}
