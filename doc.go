@@ -13,7 +13,7 @@
 //
 // # Outcomes
 //
-// Every charge ends in one of three outcomes, and idempay never reports a
+// Every charge ends in one of four outcomes, and idempay never reports a
 // failure when the truth is unknown:
 //
 //   - Succeeded: Charge returns a *Charge. Replayed says the result came
@@ -22,6 +22,9 @@
 //   - Failed: nothing moved. A decline (ErrDeclined), an invalid request
 //     (ErrInvalidRequest, *ValidationError), a refused configuration
 //     (ErrConfig), or a provider that was never reached (ErrUnreachable).
+//   - Pending: the provider accepted the charge but no money has moved
+//     yet (3-D Secure, a hosted page, konbini, an authorisation awaiting
+//     capture): ErrPending is in the chain. Never ship it as paid.
 //   - Unknown: an attempt may have reached the part of the provider that
 //     moves money and no answer settled it (ErrOutcomeUnknown is in the
 //     chain). The key stays open; charge the intent again, with the same
@@ -37,6 +40,46 @@
 // Declines, validation errors, 401/403/404 and a key used with other
 // parameters are not. A replayed 5xx is a failure the provider stored for
 // the key: it ends the charge at once, outcome unknown. See RetryPolicy.
+//
+// # Refunds, captures and cancels
+//
+// Client.Refund, Client.Capture and Client.Cancel act on a charged intent
+// with the discipline of Charge, on the same engine: each names its own
+// operation ID (a refund ID the caller persists, as it persists an intent
+// ID), gets one key in its own KeyStore record (namespace
+// "<namespace>/refund", "/capture" or "/cancel") before the first byte,
+// the same retries, one flight per operation per process detached from
+// the caller, the same four outcomes through OutcomeOf, and is settled by
+// lookup where the adapter offers one (RefundFinder, ...).
+//
+// The intent's money is kept in a ledger: one more record per intent
+// ("<namespace>/ledger"), written only under its lease. Before an
+// operation's first byte it is entered there, checked against every
+// operation of the intent that may still move money (pending and unknown
+// refunds count as refunded until they settle), and refused if it would
+// refund more than was charged or captured, capture more than was
+// authorised, or capture or cancel twice: ErrRefundExceeds,
+// ErrCaptureExceeds (with an *AmountError), ErrNotRefundable,
+// ErrAuthorizationClosed, ErrNotAuthorization, ErrChargeNotSucceeded.
+// Whatever crashes where, the refunds of an intent never exceed its charge.
+// Client.Ledger reads what is charged, captured, refunded and left.
+//
+// # Authorisations
+//
+// A charge made with manual capture (Stripe's capture_method=manual,
+// Omise's capture=false, the own API's "capture": false) has put a hold
+// on the customer's card and moved no money to the merchant: it moves only
+// when captured, and never if the hold is cancelled or expires. Charge
+// therefore answers it with outcome pending and ErrAuthorized, and the
+// *Charge (Charge.Authorized set), not with success: the one outcome a
+// caller ships on, OutcomeSucceeded, stays true to its word ("the money
+// moved"), so code that switches on OutcomeOf alone never ships an
+// uncaptured order as paid. A merchant whose model is authorise-then-ship
+// says so where it decides, with errors.Is(err, ErrAuthorized), and calls
+// Capture when it ships. The charge's record is settled (its key is never
+// resent); once a capture succeeds, Charge of the intent answers succeeded
+// (Charge.Captured says how much), and once a cancel succeeds, failed with
+// ErrCanceled. Adapters mark an authorisation by setting Charge.Authorized.
 //
 // # Stores and providers
 //

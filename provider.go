@@ -18,11 +18,25 @@ import (
 //
 //   - Finder: look a charge up by intent, to settle without resending.
 //   - LookupGuard: the provider does not de-duplicate by key, so every
-//     resend is preceded by a lookup.
+//     resend (of a charge, a refund, a capture, a cancel) is preceded by a
+//     lookup.
 //   - KeyWindower: how long the provider keeps a key (default 24 h);
 //     Config.KeyRetention must stay below it.
 //   - SecretFielder: members of the provider's answers that are secrets
 //     (a client secret) and never reach the store, errors or logs.
+//   - Refunder: refund a charge (Client.Refund); RefundFinder: look a
+//     refund up by its refund ID.
+//   - Capturer: capture an authorisation (Client.Capture); CaptureFinder:
+//     look the capture up.
+//   - Canceller: void an authorisation (Client.Cancel); CancelFinder: look
+//     the cancel up.
+//
+// A Client whose provider lacks Refunder, Capturer or Canceller refuses
+// the operation with ErrNotSupported before anything is stored. The one
+// rule for every method that reads an answer: never report a definite
+// refusal (KindDeclined, KindInvalid) or KindNotFound when the provider may
+// have done what was asked; say KindUnknown. internal/conformance checks
+// each capability an adapter implements against that rule and the others.
 type Provider interface {
 	// Name is the provider part of every KeyStore namespace, e.g. "stripe".
 	Name() string
