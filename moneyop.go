@@ -101,7 +101,9 @@ func (o *moneyOp) beforeSend(ctx context.Context, _ *Claim, res Reservation) err
 func (o *moneyOp) answer(_ context.Context, ch *Charge) (*Charge, error) { return answerPending(ch) }
 
 // receipt moves the adapter's Operation into the engine's receipt, with
-// the request's amount and currency where the answer gives none.
+// the request's amount and currency where the answer gives none, and the
+// state the verdict's kind says (the kind is what the record is closed
+// with; a receipt saying otherwise would be answered otherwise).
 func (o *moneyOp) receipt(v Verdict) Verdict {
 	if v.Operation == nil || v.Charge != nil {
 		return v
@@ -109,6 +111,9 @@ func (o *moneyOp) receipt(v Verdict) Verdict {
 	ch := receiptOf(v.Operation)
 	ch.Amount = cmp.Or(ch.Amount, o.send.Amount)
 	ch.Currency = strings.ToUpper(cmp.Or(ch.Currency, o.send.Currency))
+	if v.Kind == KindSucceeded || v.Kind == KindPending {
+		ch.State = stateOf(v.Kind)
+	}
 	v.Charge, v.Operation = ch, nil
 	return v
 }

@@ -51,7 +51,9 @@ type Refunder interface {
 // LookupGuard provider. rec is the refund's record (its Key, ProviderRef
 // once known). It answers as FindCharge does: found (succeeded, pending,
 // declined), KindNotFound only with proof that no refund was made for
-// op.ID, KindUnknown or an error when it cannot tell.
+// op.ID, KindUnknown or an error when it cannot tell. A LookupGuard
+// provider needs the finder of each operation it implements: without one,
+// an operation that may have reached it is never resent, and stays unknown.
 type RefundFinder interface {
 	FindRefund(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error)
 }

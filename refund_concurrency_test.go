@@ -78,3 +78,45 @@ func TestOneRefundFromManyCallers(t *testing.T) {
 	assert.Equal(t, 1, s.Ops().Count("rf-1"))
 	assert.Len(t, s.Stats().Ops.KeysByID["rf-1"], 1, "one key")
 }
+
+// Rule: a refund's flight outlives an impatient caller (ErrStoppedWaiting,
+// outcome unknown for that caller) and records its outcome; Close waits
+// for it, and refuses new operations with ErrClosed.
+func TestRefundFlightOutlivesItsCallerAndClose(t *testing.T) {
+	store := memstore.New()
+	s := startOps(t, store, refserver.Config{})
+	c := opsClient(t, s, store)
+	charged(t, c, "o", 1500, false)
+	release := make(chan struct{})
+	s.answer("rf-1", held(release, opAnswer(201, "re_late", "succeeded", 500)))
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { _, err := c.Refund(ctx, refundOf("o", "rf-1", 500)); errc <- err }()
+	require.Eventually(t, func() bool { return s.requests("rf-1") == 1 }, 5*time.Second, time.Millisecond)
+	cancel()
+	err := recv(t, errc)
+	require.ErrorIs(t, err, idempay.ErrStoppedWaiting)
+	oe := opErr(t, err, idempay.OutcomeUnknown)
+	assert.NotEmpty(t, oe.Key)
+
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close(context.Background()) }()
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a refund was in flight")
+	case <-time.After(30 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, recv(t, closed))
+	rec, err := recordOf(t, store, idempay.OpRefund, "rf-1")
+	require.NoError(t, err)
+	assert.Equal(t, idempay.StateSucceeded, rec.State, "the flight recorded its outcome")
+	_, err = c.Refund(context.Background(), refundOf("o", "rf-2", 100))
+	require.ErrorIs(t, err, idempay.ErrClosed)
+	opErr(t, err, idempay.OutcomeUnknown)
+
+	op, err := opsClient(t, s, store).Refund(context.Background(), refundOf("o", "rf-1", 500))
+	require.NoError(t, err)
+	assert.Equal(t, "re_late", op.ID)
+	assert.Equal(t, idempay.ReplayFromStore, op.ReplayedFrom)
+}

@@ -2,6 +2,7 @@ package idempay_test
 
 import (
 	"context"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -151,4 +152,60 @@ func TestHostileRefundAnswers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lyingRefunds says what a careless adapter might: succeeded without the
+// refund, or pending with a state that says succeeded.
+type lyingRefunds struct {
+	idempay.OwnAPI
+	v idempay.Verdict
+}
+
+func (p lyingRefunds) ReadRefund(*http.Response, []byte) idempay.Verdict { return p.v }
+
+// Rule: the engine trusts the verdict's kind, not what an adapter fills
+// around it: "succeeded" without the operation is unknown; "pending" is
+// pending whatever State the operation carries.
+func TestCarelessRefundVerdicts(t *testing.T) {
+	for name, tc := range map[string]struct {
+		v       idempay.Verdict
+		outcome idempay.Outcome
+	}{
+		"succeeded without the refund": {idempay.Verdict{Kind: idempay.KindSucceeded}, idempay.OutcomeUnknown},
+		"pending, said succeeded": {idempay.Verdict{Kind: idempay.KindPending,
+			Operation: &idempay.Operation{ID: "re_1", State: idempay.StateSucceeded}}, idempay.OutcomePending},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := memstore.New()
+			s := startOps(t, store, refserver.Config{})
+			c := opsClient(t, s, store, func(cfg *idempay.Config) {
+				cfg.Provider = lyingRefunds{OwnAPI: idempay.OwnAPI{}, v: tc.v}
+				cfg.Retry.MaxAttempts = 1
+			})
+			charged(t, c, "o", 1500, false)
+			_, err := c.Refund(context.Background(), refundOf("o", "rf-1", 500))
+			opErr(t, err, tc.outcome)
+			rec, err := recordOf(t, store, idempay.OpRefund, "rf-1")
+			require.NoError(t, err)
+			assert.False(t, rec.State.Closed(), "nothing proved: the record stays %s", rec.State)
+		})
+	}
+}
+
+// Rule: a refund whose key the provider stored a 500 for is unknown and not
+// retried: the replay cannot change; its amount keeps counting.
+func TestStoredServerErrorOnARefund(t *testing.T) {
+	store := memstore.New()
+	s := startOps(t, store, refserver.Config{StoreServerErrors: true})
+	c := opsClient(t, s, store)
+	charged(t, c, "o", 1500, false)
+	s.InjectOrder("rf-500", refserver.Internal)
+	_, err := c.Refund(context.Background(), refundOf("o", "rf-500", 1000))
+	require.ErrorIs(t, err, idempay.ErrStoredFailure)
+	opErr(t, err, idempay.OutcomeUnknown)
+	assert.Equal(t, 2, s.requests("rf-500"), "the fresh 500 retried once; its replay ends it")
+	l, err := c.Ledger(context.Background(), "o")
+	require.NoError(t, err)
+	assert.Equal(t, int64(500), l.Refundable, "unknown: its 1000 counts")
+	assert.Zero(t, s.Ops().Count("rf-500"))
 }

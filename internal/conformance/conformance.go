@@ -87,6 +87,11 @@ func rules(p idempay.Provider) []rule {
 			rule{fmt.Sprintf("%s hostile answers", t), hostileRules(c)})
 		if c.find != nil {
 			rs = append(rs, rule{fmt.Sprintf("%s lookup without proof", t), findRules(c)})
+		} else if g, ok := p.(idempay.LookupGuard); ok && g.LookupBeforeResend() {
+			rs = append(rs, rule{fmt.Sprintf("%s lookup for a guard", t), func(Subject) error {
+				return fmt.Errorf("the provider does not de-duplicate (LookupGuard) and cannot look a %s up: "+
+					"one that may have reached it is never resent", t)
+			}})
 		}
 	}
 	if _, ok := p.(idempay.Refunder); ok {

@@ -54,9 +54,10 @@ func TestBrokenAdaptersFail(t *testing.T) {
 		p    idempay.Provider
 		rule string
 	}{
-		"a 5xx read as a refusal":           {declinesOn5xx{idempay.OwnAPI{}}, "refund hostile answers"},
-		"a lookup without proof: not found": {notFoundOn5xx{idempay.OwnAPI{OpLookup: true}}, "refund lookup without proof"},
-		"a refund without its key":          {keyless{idempay.OwnAPI{}}, "refund request"},
+		"a 5xx read as a refusal":             {declinesOn5xx{idempay.OwnAPI{}}, "refund hostile answers"},
+		"a lookup without proof: not found":   {notFoundOn5xx{idempay.OwnAPI{OpLookup: true}}, "refund lookup without proof"},
+		"a refund without its key":            {keyless{idempay.OwnAPI{}}, "refund request"},
+		"a guard that cannot look refunds up": {guardNoRefundLookup{}, "refund lookup for a guard"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := conformance.Check(ownAPISubject(t, tc.p))
@@ -91,4 +92,22 @@ type keyless struct{ idempay.OwnAPI }
 func (p keyless) NewRefundRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, _ string) (*http.Request, error) {
 	r, err := p.OwnAPI.NewRefundRequest(ctx, t, op, "not-the-key")
 	return r, err
+}
+
+// guardNoRefundLookup does not de-duplicate and refunds, but has no
+// RefundFinder (it hides OwnAPI's).
+type guardNoRefundLookup struct{ chargeOnly }
+
+func (guardNoRefundLookup) FindCharge(context.Context, *http.Client, idempay.Target, idempay.Record) (idempay.Verdict, error) {
+	return idempay.Verdict{Kind: idempay.KindUnknown}, nil
+}
+func (guardNoRefundLookup) LookupBeforeResend() bool { return true }
+func (g guardNoRefundLookup) ValidateRefund(op idempay.OpRequest) error {
+	return g.o.ValidateRefund(op)
+}
+func (g guardNoRefundLookup) ReadRefund(r *http.Response, b []byte) idempay.Verdict {
+	return g.o.ReadRefund(r, b)
+}
+func (g guardNoRefundLookup) NewRefundRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
+	return g.o.NewRefundRequest(ctx, t, op, key)
 }
