@@ -1,6 +1,7 @@
 package idempay
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -222,6 +223,25 @@ func (cl *Claim) Release(ctx context.Context) error {
 func (cl *Claim) ReleaseWith(ctx context.Context, result []byte) error {
 	if !cl.finish() {
 		return ErrClaimFinished
+	}
+	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner,
+		Durable: cl.cfg.Durable && result != nil})
+}
+
+// releaseIfUnchanged releases the lease storing result, as ReleaseWith
+// does, but only if the lease held throughout and the record's Result is
+// still read, the one the work started from. A renewal sent in time but
+// applied late, after another flight had taken the record over, written it
+// and let it go, hands the free lease back with the record changed under
+// it: the owner check alone would then let a stale result overwrite the
+// other flight's. The heartbeat is stopped before the check, so no renewal
+// can follow it. It returns ErrLeaseLost, writing nothing, otherwise.
+func (cl *Claim) releaseIfUnchanged(ctx context.Context, result, read []byte) error {
+	if !cl.finish() {
+		return ErrClaimFinished
+	}
+	if cl.Lapsed() || !bytes.Equal(cl.Record().Result, read) {
+		return ErrLeaseLost
 	}
 	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner,
 		Durable: cl.cfg.Durable && result != nil})

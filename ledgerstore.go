@@ -12,9 +12,10 @@ import (
 // The ledger of an intent is one record in the namespace <namespace>/ledger,
 // identified by the intent ID. It never closes (a closed record could not
 // be written again, and Expire would forget it): it is written only under
-// its lease, by Claim.ReleaseWith, which stores the new document, keeps the
-// record open and frees the lease in one step checked against the owner,
-// durably.
+// its lease, by Claim.releaseIfUnchanged, which stores the new document,
+// keeps the record open and frees the lease in one step checked against
+// the owner, durably, and only if the lease held throughout and nobody
+// wrote the record meanwhile.
 const (
 	ledgerFingerprint = "idempay-ledger-v1"
 	ledgerKey         = "ledger"
@@ -101,7 +102,8 @@ func (c *Client) withLedger(ctx context.Context, intentID string, update func(*l
 
 func (c *Client) updateLedger(ctx context.Context, claim *Claim, intentID string, update func(*ledgerDoc) error) error {
 	defer claim.abandonUnfinished() // a panic in the store or the update frees the ledger
-	doc, err := decodeLedger(claim.Record().Result)
+	read := claim.Record().Result
+	doc, err := decodeLedger(read)
 	if err == nil && doc.Charge == nil {
 		var ch ledgerCharge
 		if ch, err = c.snapshot(ctx, intentID); err == nil {
@@ -116,11 +118,12 @@ func (c *Client) updateLedger(ctx context.Context, claim *Claim, intentID string
 		return err
 	}
 	uerr := update(&doc)
-	werr := claim.ReleaseWith(ctx, doc.encode())
-	if werr != nil && !errors.Is(werr, ErrLeaseLost) {
-		// Not written, or written with the reply lost: give the lease back
-		// (after a takeover the owner check makes this harmless), so that
-		// the ledger is not held until the lease runs out.
+	werr := claim.releaseIfUnchanged(ctx, doc.encode(), read)
+	if werr != nil {
+		// Not written, or written with the reply lost, or the lease did not
+		// hold throughout: give the lease back if it is ours (the owner
+		// check makes this harmless otherwise), so that the ledger is not
+		// held until the lease runs out.
 		_ = claim.abandon(ctx)
 	}
 	if werr != nil && !isRefusal(uerr) {
