@@ -348,8 +348,12 @@ func (cl *Claim) renew(req ReserveRequest) bool {
 		return false
 	}
 	cl.mu.Lock()
-	if !start.Before(cl.deadline) {
-		cl.lapsed = true // renewed, but only after it had run out
+	if !cl.cfg.Clock().Before(cl.deadline) {
+		// Renewed, but the answer came only after the lease had run out:
+		// the store may have applied it after another flight took the
+		// record over (and perhaps let it go again), so the lease may
+		// have been someone else's for a while.
+		cl.lapsed = true
 	}
 	cl.rec = res.Record
 	cl.mu.Unlock()
