@@ -2,7 +2,11 @@ package idempay_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/refserver"
@@ -174,4 +178,58 @@ func TestUnknownCaptureBlocksTheAuthorisation(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, s.Ops().Count("cn-1"))
 	require.NoError(t, s.Ops().Check())
+}
+
+// Rule: one capture or one cancel per authorisation, whatever races: two
+// instances capture and cancel the same authorisations at once through
+// lost answers, crashes and 503s; after a second pass, each authorisation
+// is captured or cancelled, never both, never twice (the server would do
+// anything it is sent), and the charge answers accordingly.
+func TestCaptureAndCancelRaceUnderFaults(t *testing.T) {
+	store := memstore.New()
+	s := startOps(t, store, refserver.Config{Lenient: true, Lease: 30 * time.Millisecond, Seed: 5})
+	retry := func(cfg *idempay.Config) {
+		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 4, InitialInterval: 2 * time.Millisecond,
+			MaxInterval: 10 * time.Millisecond, MaxElapsed: 5 * time.Second}
+	}
+	a, b := opsClient(t, s, store, retry), opsClient(t, s, store, retry)
+	const n = 40
+	id := func(i int) string { return fmt.Sprintf("auth-%02d", i) }
+	for i := range n {
+		charged(t, a, id(i), 1500, true)
+	}
+	race := func() {
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { _, _ = a.Capture(context.Background(), capture("cp-"+id(i), id(i), int64(500+i))) })
+			wg.Go(func() {
+				_, _ = b.Cancel(context.Background(), idempay.CancelRequest{CancelID: "cn-" + id(i), IntentID: id(i)})
+			})
+		}
+		wg.Wait()
+	}
+	require.NoError(t, s.SetFaults(refserver.FaultRates{Pre: 0.1, Mid: 0.1, Post: 0.15, Unavailable: 0.05}))
+	race()
+	require.NoError(t, s.SetFaults(refserver.FaultRates{}))
+	race() // the second pass: unknowns resume with their keys; the refused stay refused
+
+	captured, cancelled := 0, 0
+	for i := range n {
+		req := order(id(i))
+		req.Extra = map[string]string{"capture": "false"}
+		ch, err := a.Charge(context.Background(), req)
+		cp, cn := s.Ops().Count("cp-"+id(i)), s.Ops().Count("cn-"+id(i))
+		switch {
+		case err == nil && cp == 1 && cn == 0:
+			captured++
+			assert.Equal(t, int64(500+i), ch.Captured)
+		case errors.Is(err, idempay.ErrCanceled) && cn == 1 && cp == 0:
+			cancelled++
+		default:
+			t.Errorf("%s: charge answers %v; the server captured %d times, cancelled %d times", id(i), err, cp, cn)
+		}
+	}
+	require.NoError(t, s.Ops().Check())
+	assert.Equal(t, n, captured+cancelled)
+	t.Logf("captured %d, cancelled %d, server faults %v", captured, cancelled, s.Stats().Faults)
 }
