@@ -217,15 +217,12 @@ func (cl *Claim) Release(ctx context.Context) error {
 }
 
 // ReleaseWith releases the lease like Release and, if result is not nil,
-// stores it with the unsettled record (a pending charge's latest state, an
-// intent's ledger), in the same step checked against the owner, durably if
-// the ClaimConfig says so.
+// stores it with the unsettled record (a pending charge's latest state).
 func (cl *Claim) ReleaseWith(ctx context.Context, result []byte) error {
 	if !cl.finish() {
 		return ErrClaimFinished
 	}
-	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner,
-		Durable: cl.cfg.Durable && result != nil})
+	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner})
 }
 
 // releaseIfUnchanged releases the lease storing result, as ReleaseWith
