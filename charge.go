@@ -10,8 +10,6 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/currency"
 )
 
 // MaxAmount is the largest amount, in minor units, that idempay sends:
@@ -192,21 +190,6 @@ func ValidateKey(key string) error {
 		}
 	}
 	return nil
-}
-
-// CurrencyExponent returns the number of minor-unit digits of an ISO 4217
-// code (0 for JPY, 2 for USD, 3 for BHD), or a *ValidationError for a code
-// that is not a currency.
-func CurrencyExponent(code string) (int, error) {
-	if len(code) != 3 {
-		return 0, invalid("Currency", "%q is not a three-letter ISO 4217 code", code)
-	}
-	unit, err := currency.ParseISO(code)
-	if err != nil || unit == currency.XXX || unit == currency.XTS {
-		return 0, invalid("Currency", "%q is not an ISO 4217 currency", code)
-	}
-	scale, _ := currency.Standard.Rounding(unit)
-	return scale, nil
 }
 
 func checkText(field, s string, max int) error {

@@ -89,10 +89,34 @@ func TestExponent(t *testing.T) {
 		assert.Equal(t, want, Exponent(code), code)
 	}
 	// Every zero-decimal currency of Stripe's list has no minor unit in
-	// ISO 4217 either, so none needs converting.
+	// ISO 4217 either, except MGA, which ISO counts in hundredths: it is
+	// converted, and only whole ariary can be sent.
 	for code := range zeroDecimal {
 		iso, err := idempay.CurrencyExponent(code)
 		require.NoError(t, err)
+		if code == "MGA" {
+			assert.Equal(t, 2, iso)
+			continue
+		}
 		assert.Zero(t, iso, code)
 	}
+}
+
+func TestScale(t *testing.T) {
+	for _, tc := range []struct {
+		code        string
+		iso, stripe int64
+	}{{"JPY", 1500, 1500}, {"USD", 1999, 1999}, {"ISK", 1500, 150000}, {"MGA", 150000, 1500}, {"KWD", 5120, 5120}, {"IDR", 1000000, 1000000}} {
+		got, err := toStripe(tc.code, tc.iso)
+		require.NoError(t, err, tc.code)
+		assert.Equal(t, tc.stripe, got, tc.code)
+		assert.Equal(t, tc.iso, fromStripe(tc.code, got), tc.code)
+	}
+	_, err := toStripe("MGA", 150050)
+	var ve *idempay.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "Amount", ve.Field)
+	_, err = toStripe("CLF", 10000) // ISO 4, Stripe 2: undocumented
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "Currency", ve.Field)
 }
