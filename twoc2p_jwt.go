@@ -85,8 +85,9 @@ func (s TwoC2PSigner) Sign(claims []byte) (string, error) {
 // Verify checks a compact JWT signed by 2C2P and returns its payload, the
 // claims object exactly as it was signed. It accepts HS256 only (so "none",
 // HS512 and asymmetric algorithms are refused before any key is used),
-// refuses a token whose exp has passed or whose nbf has not come, and
-// wraps every failure in ErrTwoC2PSignature.
+// refuses a token whose exp has passed or whose nbf has not come, decodes
+// every segment strictly (no padding, no unused base64 bits set), and wraps
+// every failure in ErrTwoC2PSignature.
 func (s TwoC2PSigner) Verify(token string) ([]byte, error) {
 	if s.Secret == "" {
 		return nil, ErrTwoC2PNoSecret
@@ -98,6 +99,9 @@ func (s TwoC2PSigner) Verify(token string) ([]byte, error) {
 	p := jwt.NewParser(
 		jwt.WithValidMethods([]string{twoc2pAlg}),
 		jwt.WithJSONNumber(), // claims are money and codes: no float64
+		// One spelling per token: base64 with unused bits set (or padding)
+		// would give the same signed bytes a second encoding.
+		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(now),
 	)
 	key := []byte(s.Secret.Reveal())

@@ -1,6 +1,7 @@
 package idempay_test
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"crypto/sha512"
 	"errors"
@@ -50,6 +51,9 @@ func TestTwoC2PVerifyRejects(t *testing.T) {
 		{"padded base64", parts[0] + "=." + parts[1] + "." + parts[2], jwt.ErrTokenMalformed},
 		{"payload not JSON", parts[0] + "." + tc2pB64([]byte("not json")) + "." + parts[2], jwt.ErrTokenMalformed},
 		{"empty", "", jwt.ErrTokenMalformed},
+		// The same bytes in a second spelling: base64's unused low bits set.
+		{"signature with unused bits set", parts[0] + "." + parts[1] + "." + tc2pLaxB64(t, parts[2]), jwt.ErrTokenMalformed},
+		{"claims with unused bits set", tc2pForgeSegments(tc2pB64([]byte(hs256)), tc2pLaxB64(t, tc2pB64([]byte(claims+" "))), key), jwt.ErrTokenMalformed},
 	}
 	s := idempay.TwoC2PSigner{Secret: tc2pSecret, Now: func() time.Time { return tc2pNow }}
 	for _, tc := range cases {
@@ -68,6 +72,26 @@ func TestTwoC2PVerifyRejects(t *testing.T) {
 			assert.ErrorIs(t, err, idempay.ErrTwoC2PSignature)
 		})
 	}
+}
+
+// tc2pLaxB64 respells an unpadded base64url segment with the unused low
+// bits of its last character set: a decoder that is not strict reads the
+// same bytes from it.
+func tc2pLaxB64(t *testing.T, seg string) string {
+	t.Helper()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	require.NotZero(t, len(seg)%4, "segment %q has no unused bits", seg)
+	last := strings.IndexByte(alphabet, seg[len(seg)-1])
+	lax := seg[:len(seg)-1] + string(alphabet[last|1])
+	require.NotEqual(t, seg, lax, "segment %q already has its unused bits set", seg)
+	return lax
+}
+
+// tc2pForgeSegments signs header.claims as they are spelled, with HS256.
+func tc2pForgeSegments(header, claims string, key []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(header + "." + claims))
+	return header + "." + claims + "." + tc2pB64(m.Sum(nil))
 }
 
 func TestTwoC2PVerifyAccepts(t *testing.T) {
