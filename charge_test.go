@@ -39,7 +39,7 @@ func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 		{"key with a space", "Key", func(r *idempay.ChargeRequest) { r.Key = "abc def" }},
 		{"metadata with an empty key", "Metadata", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"": "x"} }},
 		{"source with control characters", "Source", func(r *idempay.ChargeRequest) { r.Source = "tok\r\nX-Evil: 1" }},
-		{"own API: not JPY", "Currency", func(r *idempay.ChargeRequest) { r.Currency = "USD" }},
+		{"own API: a description it cannot send", "Description", func(r *idempay.ChargeRequest) { r.Description = "order" }},
 		{"own API: no token", "Source", func(r *idempay.ChargeRequest) { r.Source = "" }},
 	}
 	for _, tc := range cases {
