@@ -122,6 +122,7 @@ func New(cfg Config) (*Client, error) {
 		c.newKey = uuid.NewString
 	}
 	c.namespace = c.provider.Name() + ":" + cmp.Or(cfg.Account, "default")
+	c.target.Namespace = c.namespace
 	c.lease = cmp.Or(cfg.Lease, c.retry.MaxElapsed+30*time.Second)
 	return c, nil
 }

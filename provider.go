@@ -58,6 +58,11 @@ type LookupGuard interface {
 type Target struct {
 	BaseURL     *url.URL
 	Credentials Secret
+	// Namespace is the Client's namespace (provider and account, see
+	// Client.Namespace), which scopes every key: adapters tag what they
+	// create with it, so that a lookup never settles one account's intent
+	// with another account's charge on the same provider key.
+	Namespace string
 }
 
 // Kind classifies what one answer says about the money and what to do next.

@@ -28,15 +28,6 @@ func SetIf(f url.Values, k, v string) {
 	}
 }
 
-// SetMetadata tags the charge with its intent, as metadata[intentKey] =
-// intentID, and adds the caller's metadata as metadata[k] = v.
-func SetMetadata(f url.Values, intentKey, intentID string, metadata map[string]string) {
-	f.Set("metadata["+intentKey+"]", intentID)
-	for k, v := range metadata {
-		f.Set("metadata["+k+"]", v)
-	}
-}
-
 // Printable reports whether s is printable ASCII without spaces, as a
 // header value such as an API version must be.
 func Printable(s string) bool {

@@ -58,8 +58,8 @@ func (p Provider) Validate(req idempay.ChargeRequest) error {
 	}
 	for k := range req.Metadata {
 		switch {
-		case k == IntentMetadataKey:
-			return invalid("Metadata", "key %q is reserved for the intent ID", k)
+		case k == IntentMetadataKey || k == NamespaceMetadataKey:
+			return invalid("Metadata", "key %q is reserved for idempay's tags", k)
 		case strings.ContainsAny(k, "[]"):
 			return invalid("Metadata", "key %q has square brackets, which the form encoding cannot carry", k)
 		}

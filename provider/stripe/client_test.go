@@ -35,7 +35,7 @@ func TestChargeSucceeds(t *testing.T) {
 	pi, ok := srv.PaymentIntent(ch.ID)
 	require.True(t, ok)
 	assert.Equal(t, "jpy", pi.Currency)
-	assert.Equal(t, map[string]string{"idempay_intent": "order-1", "shop": "tokyo"}, pi.Metadata)
+	assert.Equal(t, map[string]string{"idempay_intent": "order-1", "idempay_namespace": "stripe:default", "shop": "tokyo"}, pi.Metadata)
 	assert.Equal(t, "Order 1", *pi.Description)
 	rec, err := store.Load(context.Background(), c.Namespace(), "order-1")
 	require.NoError(t, err)

@@ -19,7 +19,7 @@ const paymentIntentsPath = "/v1/payment_intents"
 // is the same bytes on every retry and every restart, as Stripe's
 // parameter comparison under one key requires.
 func (p Provider) NewChargeRequest(ctx context.Context, t idempay.Target, req idempay.ChargeRequest, key string) (*http.Request, error) {
-	form, err := chargeForm(req)
+	form, err := chargeForm(t, req)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func (p Provider) authorize(r *http.Request, t idempay.Target) {
 // to confirm with redirect-capable methods enabled (its default) and
 // nowhere to return to. Without a Source the PaymentIntent is created
 // unconfirmed, for the customer to confirm on the client side.
-func chargeForm(req idempay.ChargeRequest) (url.Values, error) {
+func chargeForm(t idempay.Target, req idempay.ChargeRequest) (url.Values, error) {
 	amount, err := toStripe(req.Currency, req.Amount)
 	if err != nil {
 		return nil, err
@@ -61,7 +61,7 @@ func chargeForm(req idempay.ChargeRequest) (url.Values, error) {
 	f := url.Values{}
 	f.Set("amount", strconv.FormatInt(amount, 10))
 	f.Set("currency", strings.ToLower(req.Currency))
-	wire.SetMetadata(f, IntentMetadataKey, req.IntentID, req.Metadata)
+	wire.SetTags(f, t, req.IntentID, req.Metadata)
 	wire.SetIf(f, "customer", req.Customer)
 	wire.SetIf(f, "description", req.Description)
 	for k, v := range req.Extra {
