@@ -10,18 +10,18 @@ import (
 
 // charge is the part of Omise's charge object the adapter reads.
 type charge struct {
-	Object         string            `json:"object"`
-	ID             string            `json:"id"`
-	Status         string            `json:"status"`
-	Amount         int64             `json:"amount"`
-	Currency       string            `json:"currency"`
-	Authorized     bool              `json:"authorized"`
-	Capture        *bool             `json:"capture"`
-	AuthorizeURI   string            `json:"authorize_uri"`
-	FailureCode    string            `json:"failure_code"`
-	FailureMessage string            `json:"failure_message"`
-	Paid           bool              `json:"paid"`
-	Captured       bool              `json:"captured"` // the paid of older API versions
+	Object         string `json:"object"`
+	ID             string `json:"id"`
+	Status         string `json:"status"`
+	Amount         int64  `json:"amount"`
+	Currency       string `json:"currency"`
+	Authorized     bool   `json:"authorized"`
+	Capture        *bool  `json:"capture"`
+	AuthorizeURI   string `json:"authorize_uri"`
+	FailureCode    string `json:"failure_code"`
+	FailureMessage string `json:"failure_message"`
+	Paid           bool   `json:"paid"`
+	Captured       bool   `json:"captured"` // the paid of older API versions
 	// Metadata is any JSON: other integrations on the same account write
 	// numbers and booleans ("payment_attempt_id": 18). Only string values
 	// can be idempay's tags.
