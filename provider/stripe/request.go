@@ -44,9 +44,10 @@ func (p Provider) authorize(r *http.Request, t idempay.Target) {
 
 // chargeForm returns the form parameters of the PaymentIntent that req creates:
 // amount (in Stripe's units), currency (lower case),
-// metadata[idempay_intent] and the caller's metadata, customer,
-// description, and every Extra parameter. With a Source it also sets
-// payment_method and confirm=true, and return_url if given; without a
+// metadata[idempay_intent] and metadata[idempay_namespace] (t's namespace)
+// with the caller's metadata, customer, description, and every Extra
+// parameter. With a Source it also sets payment_method, confirm=true,
+// metadata[idempay_confirm]=true, and return_url if given; without a
 // ReturnURL and without payment method settings in Extra it adds
 // automatic_payment_methods[enabled]=true and
 // automatic_payment_methods[allow_redirects]=never, because Stripe refuses
@@ -72,6 +73,7 @@ func chargeForm(t idempay.Target, req idempay.ChargeRequest) (url.Values, error)
 	}
 	f.Set("payment_method", req.Source.Reveal())
 	f.Set("confirm", "true")
+	f.Set("metadata["+ConfirmMetadataKey+"]", "true")
 	wire.SetIf(f, "return_url", req.ReturnURL)
 	if req.ReturnURL == "" && !choosesMethods(req.Extra) {
 		f.Set("automatic_payment_methods[enabled]", "true")

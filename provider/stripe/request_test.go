@@ -35,7 +35,7 @@ func TestNewChargeRequest(t *testing.T) {
 	assert.Equal(t, url.Values{
 		"amount": {"1500"}, "currency": {"jpy"}, "payment_method": {"pm_card_visa"}, "confirm": {"true"},
 		"customer": {"cus_1"}, "description": {"Order o1"}, "capture_method": {"manual"},
-		"metadata[idempay_intent]": {"o1"}, "metadata[shop]": {"tokyo"},
+		"metadata[idempay_intent]": {"o1"}, "metadata[idempay_confirm]": {"true"}, "metadata[shop]": {"tokyo"},
 		"automatic_payment_methods[enabled]": {"true"}, "automatic_payment_methods[allow_redirects]": {"never"},
 	}, form)
 }

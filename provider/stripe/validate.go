@@ -18,8 +18,9 @@ const (
 	// MaxAmount is the largest amount field Stripe accepts: eight digits,
 	// in Stripe's units (see Exponent).
 	MaxAmount = 99_999_999
-	// MaxMetadataKeys counts every metadata key, idempay_intent included,
-	// so a caller may set one fewer.
+	// MaxMetadataKeys counts every metadata key, idempay's included
+	// (idempay_intent, idempay_namespace, idempay_confirm), so a caller may
+	// set three fewer.
 	MaxMetadataKeys = 50
 	// MaxMetadataKeyLength and MaxMetadataValueLength are in characters.
 	MaxMetadataKeyLength   = 40
@@ -50,6 +51,9 @@ const (
 // fields; Extra may not set them, or the field and the extra would fight.
 var ownParams = map[string]bool{"amount": true, "currency": true, "confirm": true, "payment_method": true,
 	"customer": true, "description": true, "return_url": true, "metadata": true}
+
+// reservedKeys are the metadata keys the adapter sets.
+var reservedKeys = map[string]bool{IntentMetadataKey: true, NamespaceMetadataKey: true, ConfirmMetadataKey: true}
 
 var (
 	formName = regexp.MustCompile(`^[a-z_]+(\[[a-z0-9_]+\])*$`)
@@ -88,13 +92,13 @@ func (p Provider) Validate(req idempay.ChargeRequest) error {
 }
 
 func validateMetadata(m map[string]string) error {
-	if len(m) > MaxMetadataKeys-1 {
-		return invalid("Metadata", "has %d keys; Stripe allows %d, one of which idempay uses", len(m), MaxMetadataKeys)
+	if len(m) > MaxMetadataKeys-len(reservedKeys) {
+		return invalid("Metadata", "has %d keys; Stripe allows %d, %d of which idempay uses", len(m), MaxMetadataKeys, len(reservedKeys))
 	}
 	for k, v := range m {
 		switch {
-		case k == IntentMetadataKey:
-			return invalid("Metadata", "key %q is reserved for the intent ID", k)
+		case reservedKeys[k]:
+			return invalid("Metadata", "key %q is reserved for idempay's tags", k)
 		case utf8.RuneCountInString(k) > MaxMetadataKeyLength:
 			return invalid("Metadata", "key %q is longer than %d characters", k, MaxMetadataKeyLength)
 		case strings.ContainsAny(k, "[]"):
