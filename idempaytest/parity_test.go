@@ -31,7 +31,6 @@ var sentinels = map[string]error{
 	"ErrKeyMismatch": idempay.ErrKeyMismatch, "ErrAlreadyResolved": idempay.ErrAlreadyResolved,
 	"ErrLeaseLost": idempay.ErrLeaseLost, "ErrTwoC2PNoSecret": idempay.ErrTwoC2PNoSecret,
 	"ErrTwoC2PSignature": idempay.ErrTwoC2PSignature,
-	"ErrTwoC2PUnsigned":  idempay.ErrTwoC2PUnsigned, "ErrTwoC2PMalformed": idempay.ErrTwoC2PMalformed,
 }
 
 // Each FakeCharger answer must look, to a caller's error handling, exactly

@@ -2,10 +2,13 @@ package wire
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/idempay/idempay"
 )
 
 // NewFormPost builds a POST of form to u, with key in the Idempotency-Key
@@ -50,4 +53,10 @@ func Snippet(b []byte) string {
 		return strconv.Quote(string(b[:n])) + "..."
 	}
 	return strconv.Quote(string(b))
+}
+
+// Invalid is the *idempay.ValidationError of an adapter's Validate: the
+// field at fault and why.
+func Invalid(field, format string, args ...any) error {
+	return &idempay.ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

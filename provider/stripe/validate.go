@@ -1,7 +1,6 @@
 package stripe
 
 import (
-	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
@@ -68,21 +67,21 @@ var (
 // refuse or what the adapter cannot send faithfully.
 func (p Provider) Validate(req idempay.ChargeRequest) error {
 	if p.APIVersion != "" && !wire.Printable(p.APIVersion) {
-		return invalid("Provider.APIVersion", "must be printable ASCII without spaces")
+		return wire.Invalid("Provider.APIVersion", "must be printable ASCII without spaces")
 	}
 	amount, err := toStripe(req.Currency, req.Amount)
 	if err != nil {
 		return err
 	}
 	if amount > MaxAmount {
-		return invalid("Amount", "%d in Stripe's units exceeds Stripe's maximum %d", amount, MaxAmount)
+		return wire.Invalid("Amount", "%d in Stripe's units exceeds Stripe's maximum %d", amount, MaxAmount)
 	}
 	if req.ReturnURL != "" {
 		if req.Source == "" {
-			return invalid("ReturnURL", "needs a Source: Stripe takes return_url only when confirming")
+			return wire.Invalid("ReturnURL", "needs a Source: Stripe takes return_url only when confirming")
 		}
 		if u, err := url.Parse(req.ReturnURL); err != nil || !u.IsAbs() {
-			return invalid("ReturnURL", "must be an absolute URL")
+			return wire.Invalid("ReturnURL", "must be an absolute URL")
 		}
 	}
 	if err := validateMetadata(req.Metadata); err != nil {
@@ -93,18 +92,18 @@ func (p Provider) Validate(req idempay.ChargeRequest) error {
 
 func validateMetadata(m map[string]string) error {
 	if len(m) > MaxMetadataKeys-len(reservedKeys) {
-		return invalid("Metadata", "has %d keys; Stripe allows %d, %d of which idempay uses", len(m), MaxMetadataKeys, len(reservedKeys))
+		return wire.Invalid("Metadata", "has %d keys; Stripe allows %d, %d of which idempay uses", len(m), MaxMetadataKeys, len(reservedKeys))
 	}
 	for k, v := range m {
 		switch {
 		case reservedKeys[k]:
-			return invalid("Metadata", "key %q is reserved for idempay's tags", k)
+			return wire.Invalid("Metadata", "key %q is reserved for idempay's tags", k)
 		case utf8.RuneCountInString(k) > MaxMetadataKeyLength:
-			return invalid("Metadata", "key %q is longer than %d characters", k, MaxMetadataKeyLength)
+			return wire.Invalid("Metadata", "key %q is longer than %d characters", k, MaxMetadataKeyLength)
 		case strings.ContainsAny(k, "[]"):
-			return invalid("Metadata", "key %q has square brackets, which Stripe does not allow", k)
+			return wire.Invalid("Metadata", "key %q has square brackets, which Stripe does not allow", k)
 		case utf8.RuneCountInString(v) > MaxMetadataValueLength:
-			return invalid("Metadata", "value of %q is longer than %d characters", k, MaxMetadataValueLength)
+			return wire.Invalid("Metadata", "value of %q is longer than %d characters", k, MaxMetadataValueLength)
 		}
 	}
 	return nil
@@ -115,18 +114,14 @@ func validateExtra(extra map[string]string, confirming bool) error {
 		top, _, _ := strings.Cut(k, "[")
 		switch {
 		case !formName.MatchString(k):
-			return invalid("Extra", "key %q is not a Stripe form parameter name", k)
+			return wire.Invalid("Extra", "key %q is not a Stripe form parameter name", k)
 		case ownParams[top]:
-			return invalid("Extra", "key %q is set from the request's own fields", k)
+			return wire.Invalid("Extra", "key %q is set from the request's own fields", k)
 		case enums[k] != nil && !slices.Contains(enums[k], v):
-			return invalid("Extra", "%s must be one of %s, got %q", k, strings.Join(enums[k], ", "), v)
+			return wire.Invalid("Extra", "%s must be one of %s, got %q", k, strings.Join(enums[k], ", "), v)
 		case k == ExtraOffSession && !confirming:
-			return invalid("Extra", "%s needs a Source: Stripe takes it only when confirming", k)
+			return wire.Invalid("Extra", "%s needs a Source: Stripe takes it only when confirming", k)
 		}
 	}
 	return nil
-}
-
-func invalid(field, format string, args ...any) error {
-	return &idempay.ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
