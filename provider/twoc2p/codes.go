@@ -28,31 +28,50 @@ func internalFailure(code string) bool {
 	return len(code) == 4 && code >= codeInternalFirst && code <= codeInternalLast
 }
 
-// IsRefusal is the default Provider.IsDecline: the 40xx respCodes, which
-// PGW uses for the card issuer's answer (the ISO 8583 response code behind
-// "40": 4005 do not honour, 4051 insufficient funds, ...).
+// refusals are the codes of 2C2P's Payment Response Codes table that say
+// the payment itself was refused, so no money moved:
 //
-// It leaves out, so that they stay "outcome unknown" rather than "failed",
-// the ISO codes that mean an approval or an unfinished request: 00, 08
-// (honour with identification), 09 (in progress), 10 (partial approval), 11
-// (VIP approval), 16 (approved, update track 3), 68 (answer too late) and
-// 85 (no reason to decline). 4200 (tokenised) is not a 40xx code.
-func IsRefusal(respCode string) bool {
-	if len(respCode) != 4 || !strings.HasPrefix(respCode, "40") || !allDigits(respCode) {
-		return false
+//   - 0003 cancelled and 0004 soft-declined ("resubmit after 3-D Secure"):
+//     Payment Inquiry's final answers for a transaction that did not pay;
+//   - the 40xx issuer refusals (the ISO 8583 answer behind "40"): referrals,
+//     pick-up, do not honour, invalid transaction, amount, card or issuer,
+//     customer cancellation, re-enter, fee, format, expired, restricted,
+//     lost or stolen card, PIN, no account, function not supported,
+//     insufficient funds, not permitted, suspected fraud, limits, security
+//     violation, card-acceptor referrals, promotion refused, card data
+//     format, cancelled by closing the browser, authentication failed,
+//     institution not found, transaction cannot be completed;
+//   - 5006 to 5014, the alternative channels' refusals: invalid amount,
+//     insufficient balance, invalid currency, payment expired, cancelled by
+//     the payer, invalid payee or customer, no such account, authentication
+//     failed.
+//
+// Left out, so that they stay "outcome unknown": every code that says an
+// approval (4000, 4008, 4010, 4011, 4016), a request under way or answered
+// late (4009, 4068), a partial or later step of a made payment
+// (completed partially 4032, settlement 4045, 4046, 4070, cancel 4047,
+// 4048, 41xx), a duplicate (4026, 4094), a system, network or file-update
+// failure (4006, 4020 to 4029, 4050, 4086 to 4091, 4095 to 4099), a
+// reserved code, a missing record (4049, 4071), and any code the table
+// does not have.
+var refusals = setOf(`
+	0003 0004
+	4001 4002 4003 4004 4005 4007 4012 4013 4014 4015 4017 4019 4023 4030 4031
+	4033 4034 4035 4036 4037 4038 4039 4040 4041 4042 4043 4044
+	4051 4052 4053 4054 4055 4056 4057 4058 4059 4060 4061 4062 4063 4064 4065 4066 4067
+	4072 4073 4075 4076 4077 4078 4080 4081 4092 4093
+	5006 5007 5008 5009 5010 5011 5012 5013 5014`)
+
+func setOf(codes string) map[string]bool {
+	m := map[string]bool{}
+	for _, c := range strings.Fields(codes) {
+		m[c] = true
 	}
-	switch respCode[2:] {
-	case "00", "08", "09", "10", "11", "16", "68", "85":
-		return false
-	}
-	return true
+	return m
 }
 
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
+// IsRefusal is the default Provider.IsDecline: whether a Payment Inquiry
+// respCode is, in 2C2P's response code table, a refusal of the payment (see
+// refusals for the list and for what is left out). A code it accepts ends
+// the intent as failed; any other code leaves it unknown, never failed.
+func IsRefusal(respCode string) bool { return refusals[respCode] }
