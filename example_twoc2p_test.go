@@ -42,8 +42,8 @@ func ExampleTwoC2PPaymentToken() {
 	var ve *idempay.ValidationError
 	fmt.Println(errors.As(err, &ve), ve.Field, errors.Is(err, idempay.ErrInvalidRequest))
 	// Output:
-	// 3f2c9a1e7b4d4e8a9c1f2a6b8d0e4f17
-	// {"merchantID":"JT01","invoiceNo":"3f2c9a1e7b4d4e8a9c1f2a6b8d0e4f17","description":"Order 3f2c9a1e","amount":1234.56,"currencyCode":"THB","paymentChannel":["CC"]}
+	// 0u3f2c9a1e7b4d4e8a9c1f2a6b8d0e4f17
+	// {"merchantID":"JT01","invoiceNo":"0u3f2c9a1e7b4d4e8a9c1f2a6b8d0e4f17","description":"Order 3f2c9a1e","amount":1234.56,"currencyCode":"THB","paymentChannel":["CC"]}
 	// {"payload":"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ...
 	// true InvoiceNo true
 }
@@ -66,15 +66,17 @@ func ExampleTwoC2PAmount() {
 }
 
 // The invoice-number mapping: alphanumeric IDs as they are, UUIDs without
-// hyphens, anything else a stable hashed form.
+// hyphens, other IDs encoded, and a hashed form for what fits no other.
+// Every form but the hashed one reads back to its intent ID.
 func ExampleTwoC2PInvoiceNo() {
 	for _, id := range []string{"ORDER20240001", "3f2c9a1e-7b4d-4e8a-9c1f-2a6b8d0e4f17", "ORDER-123"} {
 		inv, _ := idempay.TwoC2PInvoiceNo(id, false)
 		qr, _ := idempay.TwoC2PInvoiceNo(id, true)
-		fmt.Println(inv, qr)
+		back, ok := idempay.TwoC2PIntentOfInvoiceNo(qr)
+		fmt.Println(inv, qr, back, ok)
 	}
 	// Output:
-	// ORDER20240001 ORDER20240001
-	// 3f2c9a1e7b4d4e8a9c1f2a6b8d0e4f17 3f2czojoojqun352t5uz
-	// ORDER123td7g2mtmcwqxn43c ORDEtd7g2mtmcwqxn43c
+	// ORDER20240001 ORDER20240001 ORDER20240001 true
+	// 0u3f2c9a1e7b4d4e8a9c1f2a6b8d0e4f17 0y3fzojoojqun352t5uz  false
+	// 0zj5jeirksfuytemy 0zj5jeirksfuytemy ORDER-123 true
 }

@@ -39,7 +39,7 @@ const (
 
 var tc2pVectorPayload = idempay.TwoC2PPaymentToken{
 	MerchantID:        "JT01",
-	InvoiceNo:         "3f2c9a1e7b4d4e8a9c1f2a6b8d0e4f17", // TwoC2PInvoiceNo of a UUID intent
+	InvoiceNo:         "3f2c9a1e7b4d4e8a9c1f2a6b8d0e4f17", // TwoC2PInvoiceNo of this alphanumeric intent ID
 	Description:       "Order 3f2c9a1e",
 	Amount:            123456,
 	Currency:          "thb",
@@ -52,7 +52,7 @@ var tc2pVectorPayload = idempay.TwoC2PPaymentToken{
 }
 
 func TestTwoC2PVectorJWT(t *testing.T) {
-	inv, err := idempay.TwoC2PInvoiceNo("3f2c9a1e-7b4d-4e8a-9c1f-2a6b8d0e4f17", false)
+	inv, err := idempay.TwoC2PInvoiceNo("3f2c9a1e7b4d4e8a9c1f2a6b8d0e4f17", false)
 	require.NoError(t, err)
 	require.Equal(t, tc2pVectorPayload.InvoiceNo, inv)
 

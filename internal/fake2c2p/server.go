@@ -325,28 +325,7 @@ func (s *Server) inquiry(w http.ResponseWriter, in RequestInfo, f faults.Fault) 
 		s.refuse(w, t.RespCode, false, nil)
 		return
 	}
-	c := jwt.MapClaims{
-		"merchantID":          t.MerchantID,
-		"invoiceNo":           t.InvoiceNo,
-		"amount":              json.Number(t.Amount),
-		"currencyCode":        t.CurrencyCode,
-		"transactionDateTime": t.Created.UTC().Format("20060102150405"),
-		"channelCode":         t.PaymentChannel[0],
-		"tranRef":             t.TranRef,
-		"referenceNo":         t.TranRef,
-		"approvalCode":        t.ApprovalCode,
-		"respCode":            t.RespCode,
-		"respDesc":            desc(t.RespCode),
-	}
-	if !s.cfg.NoIdempotencyEcho && t.IdempotencyID != "" {
-		c["idempotencyID"] = t.IdempotencyID
-	}
-	for i, v := range t.UserDefined {
-		if v != "" {
-			c["userDefined"+string(rune('1'+i))] = v
-		}
-	}
-	s.answer(w, c)
+	s.answer(w, paymentResult(t, !s.cfg.NoIdempotencyEcho))
 }
 
 // newToken returns a payment token from the seeded source; s.mu is held.

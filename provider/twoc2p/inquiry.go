@@ -19,16 +19,43 @@ const maxBody = 1 << 20
 // package documentation says. Found answers are marked Replayed: the charge
 // was made by an earlier attempt, not by this call. hc nil means
 // http.DefaultClient.
+//
+// An intent whose invoiceNo the mapping of earlier idempay versions spelt
+// otherwise (see idempay.TwoC2PInvoiceNo) may have been sent under that
+// spelling: when 2C2P does not know the current one, the earlier one is
+// asked too, unless Provider.NoLegacyInvoiceNo, and only an answer that
+// echoes the intent's own key settles it there.
 func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
 	invoiceNo, err := p.invoiceNo(rec.IntentID)
 	if err != nil {
 		return idempay.Verdict{}, err
 	}
-	r, err := p.inquire(ctx, hc, t, invoiceNo)
+	v, err := p.lookup(ctx, hc, t, rec, invoiceNo, idempay.TwoC2PInvoiceNoIsHashed(invoiceNo))
+	if err != nil || v.Kind != idempay.KindNotFound || p.NoLegacyInvoiceNo {
+		return v, err
+	}
+	legacy := legacyInvoiceNo(rec.IntentID, idempay.TwoC2PHasQRChannel(p.channels()))
+	if legacy == invoiceNo {
+		return v, nil
+	}
+	return p.lookup(ctx, hc, t, rec, legacy, true)
+}
+
+// lookup asks Payment Inquiry about invoiceNo for rec. needKey says the
+// invoice number may be another intent's too (a hashed or a legacy
+// spelling): only an answer echoing rec's key then settles anything.
+func (p Provider) lookup(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record, invoiceNo string, needKey bool) (idempay.Verdict, error) {
+	q, err := p.inquire(ctx, hc, t, invoiceNo)
 	if err != nil {
 		return idempay.Verdict{}, err
 	}
-	return r.verdict(p, invoiceNo, rec), nil
+	v := q.verdict(p, invoiceNo, rec)
+	if needKey && (v.Kind == idempay.KindSucceeded || v.Kind == idempay.KindPending || v.Kind == idempay.KindDeclined) &&
+		q.resp.IdempotencyID != rec.Key {
+		return idempay.Verdict{Kind: idempay.KindUnknown, Err: &idempay.APIError{Code: q.resp.RespCode,
+			Message: "invoice " + invoiceNo + " may be another intent's: the answer does not echo this intent's idempotencyID"}}, nil
+	}
+	return v, nil
 }
 
 // inquiry is one Payment Inquiry answer, read.

@@ -32,6 +32,11 @@ type Provider struct {
 	// Now is the clock for the exp and nbf claims of answers. Default
 	// time.Now.
 	Now func() time.Time
+	// NoLegacyInvoiceNo stops FindCharge from asking, after 2C2P does not
+	// know an intent's invoiceNo, about the spelling earlier idempay
+	// versions gave it. Set it once no intent charged by such a version
+	// can still be open.
+	NoLegacyInvoiceNo bool
 }
 
 // The default paths of Provider.

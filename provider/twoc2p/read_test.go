@@ -225,12 +225,14 @@ func TestTwoC2PFindCharge(t *testing.T) {
 	assert.Equal(t, "ORDER1", v.Charge.ID)
 	assert.Zero(t, v.Charge.Amount)
 
-	// The invoiceNo of a hashed intent ID is what is asked for.
-	hashedRec := rec
-	hashedRec.IntentID = "order-1"
-	hashedInv, _ := idempay.TwoC2PInvoiceNo("order-1", false)
-	srv = tc2pInquiryStub(t, hashedInv, 200, tc2pPlain("2002"))
-	v, err = tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), hashedRec)
+	// The invoiceNo of an encoded intent ID is what is asked for.
+	encodedRec := rec
+	encodedRec.IntentID = "order-1"
+	encodedInv, _ := idempay.TwoC2PInvoiceNo("order-1", false)
+	srv = tc2pInquiryStub(t, encodedInv, 200, tc2pPlain("2002"))
+	noLegacy := tc2pAdapter
+	noLegacy.NoLegacyInvoiceNo = true
+	v, err = noLegacy.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), encodedRec)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind)
 
