@@ -45,8 +45,9 @@ var twoc2pBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPa
 //     canonical 8-4-4-4-12 form (letter case kept): 34 characters.
 //  3. "0z" and the lower-case, unpadded RFC 4648 base32 of the ID's bytes:
 //     IDs of up to 30 bytes (11 with a QR channel).
-//  4. "0y", the ID's first ASCII letters and digits (up to the limit minus
-//  18. and 16 characters of the base32 of the ID's SHA-256.
+//  4. "0y", the ID's first ASCII letters and digits (as many as fit, up to
+//     the limit less 18 characters) and 16 characters of the base32 of the
+//     ID's SHA-256.
 //
 // Forms 1 to 3 can be read back (TwoC2PIntentOfInvoiceNo gives the ID), so
 // two different intent IDs never share an invoiceNo by them, and the
