@@ -2,6 +2,7 @@ package twoc2p_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 
@@ -50,4 +51,45 @@ func ExampleProvider() {
 	// Output:
 	// pending true
 	// succeeded lookup 123456 THB
+}
+
+// Sign a request of 2C2P's older redirect payment API (version 7.0, as
+// 2C2P's WooCommerce plugin sends it) and check the answer 2C2P posts back.
+func ExampleRedirectRequestHash() {
+	secret := idempay.Secret("merchant-secret-key")
+	amount, _ := twoc2p.RedirectAmount(150000) // THB 1,500.00: twelve digits, decimals implied
+	form := map[string]string{"version": "7.0", "merchant_id": "JT01", "payment_description": "Order 1001",
+		"order_id": "1001", "currency": "764", "amount": amount, "result_url_1": "https://shop.example/return"}
+	hash, err := twoc2p.RedirectRequestHash(secret, form)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(len(hash), amount)
+
+	// 2C2P's answer, as posted back to result_url_1 (a few of its fields).
+	answer := map[string]string{"version": "7.0", "merchant_id": "JT01", "order_id": "1001", "currency": "764",
+		"amount": amount, "payment_status": "000", "hash_value": "not-what-2c2p-signed"}
+	fmt.Println(errors.Is(twoc2p.VerifyRedirectResponse(secret, "7.0", answer), twoc2p.ErrRedirectHash))
+	// Output:
+	// 40 000000150000
+	// true
+}
+
+// Read a Payment Token answer with the merchant's signer: only a signed
+// answer can say a token was issued.
+func ExampleParseResponse() {
+	signer := idempay.TwoC2PSigner{Secret: "merchant-secret-key"}
+	signed := fake2c2p.Body(fake2c2p.SignHS256(`{"paymentToken":"tok","webPaymentUrl":"https://pay.example/tok",`+
+		`"respCode":"0000","respDesc":"Success"}`, "merchant-secret-key"))
+	r, err := twoc2p.ParseResponse(signer, signed)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Signed, r.RespCode, r.PaymentToken)
+
+	_, err = twoc2p.ParseResponse(signer, []byte(`{"respCode":"0000","paymentToken":"forged"}`))
+	fmt.Println(errors.Is(err, twoc2p.ErrUnsigned))
+	// Output:
+	// true 0000 tok
+	// true
 }
