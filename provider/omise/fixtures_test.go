@@ -9,15 +9,11 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/idempaytest"
-	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/omise"
-	"github.com/idempay/idempay/webhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -162,37 +158,4 @@ func TestOmiseFixturesDeclineCodes(t *testing.T) {
 		}
 	}
 	assert.Equal(t, map[string]int{"expired": 4, "insufficient_fund": 1, "failed_fraud_check": 1}, codes)
-}
-
-// TestOmiseFixturesEvents runs the upstream events through a verified
-// webhook handler: each is handled once under its event ID, and the
-// charge in a charge event reads as the charge it is.
-func TestOmiseFixturesEvents(t *testing.T) {
-	const whsec idempay.Secret = "c2VjcmV0LWZvci10ZXN0cw=="
-	verifier, err := webhook.NewOmise(whsec)
-	require.NoError(t, err)
-	dedup, err := webhook.NewDeduper(memstore.New(), "omise", "default")
-	require.NoError(t, err)
-	var handled []string
-	h, err := webhook.NewHandler(verifier, dedup, func(_ context.Context, ev webhook.Event) error {
-		handled = append(handled, ev.ID)
-		return nil
-	})
-	require.NoError(t, err)
-	for _, file := range []string{"omise-go_evnt_test_526yctupnje5mbldskd-get.json", "omise-php_evnt_test_no1t4tnemucod0e51mo-get.json"} {
-		body := upstream(t, file)
-		for range 2 { // a redelivery is answered without running the handler again
-			r := httptest.NewRequest(http.MethodPost, "/webhooks/omise", strings.NewReader(string(body)))
-			r.Header = idempaytest.SignOmiseWebhook(body, whsec, time.Now())
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, r)
-			assert.Equal(t, http.StatusOK, w.Code, file)
-		}
-	}
-	assert.Equal(t, []string{"evnt_test_526yctupnje5mbldskd", "evnt_test_no1t4tnemucod0e51mo"}, handled)
-
-	var ev struct{ Data json.RawMessage }
-	require.NoError(t, json.Unmarshal(upstream(t, "omise-php_evnt_test_no1t4tnemucod0e51mo-get.json"), &ev))
-	omiseMeant{idempay.KindSucceeded, "chrg_test_no1t4tnemucod0e51mo", 12345, "THB", idempay.StateSucceeded, "successful", false}.
-		check(t, "charge.create", readCharge(t, http.StatusOK, ev.Data))
 }

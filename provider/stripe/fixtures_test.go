@@ -1,7 +1,6 @@
 package stripe_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,10 +15,8 @@ import (
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/stripe"
-	"github.com/idempay/idempay/webhook"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	stripewebhook "github.com/stripe/stripe-go/v82/webhook"
 )
 
 // upstream reads a file copied from Stripe's OpenAPI repository or a
@@ -132,37 +129,4 @@ func TestStripeFixturesOpenAPI(t *testing.T) {
 	_, err := stripe.Provider{}.FindCharge(context.Background(), nil, replay(t, http.StatusOK, nil, pi),
 		idempay.Record{Namespace: ns, IntentID: "o1", ProviderRef: "pi_1PgafyB7WZ01zgkWSjxsAJo3"})
 	assert.ErrorIs(t, err, stripe.ErrForeignIntent)
-}
-
-// TestStripeFixtureEvent runs the OpenAPI fixtures' event, signed by
-// stripe-go's own signer, through a webhook handler: handled once, under
-// its event ID, and a redelivery answered without running it again.
-func TestStripeFixtureEvent(t *testing.T) {
-	var f struct {
-		Resources map[string]json.RawMessage `json:"resources"`
-	}
-	require.NoError(t, json.Unmarshal(upstream(t, "stripe-openapi_fixtures3.json"), &f))
-	body := []byte(f.Resources["event"])
-	const whsec = "whsec_fixture_test"
-	verifier, err := webhook.NewStripe(whsec)
-	require.NoError(t, err)
-	dedup, err := webhook.NewDeduper(memstore.New(), "stripe", "default")
-	require.NoError(t, err)
-	var handled []string
-	h, err := webhook.NewHandler(verifier, dedup, func(_ context.Context, ev webhook.Event) error {
-		handled = append(handled, ev.ID)
-		return nil
-	})
-	require.NoError(t, err)
-	for range 2 {
-		signed := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{Payload: body, Secret: whsec})
-		r := httptest.NewRequest(http.MethodPost, "/webhooks/stripe", bytes.NewReader(body))
-		r.Header.Set(webhook.StripeSignatureHeader, signed.Header)
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		assert.Equal(t, http.StatusOK, w.Code)
-	}
-	var ev struct{ ID string }
-	require.NoError(t, json.Unmarshal(body, &ev))
-	assert.Equal(t, []string{ev.ID}, handled)
 }
