@@ -3,57 +3,31 @@ package omise_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fixtures"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// upstream reads a file copied from Omise's official SDKs (see
-// testdata/upstream/SOURCES.txt).
-func upstream(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "upstream", name))
-	require.NoError(t, err)
-	return b
-}
+func upstream(t *testing.T, name string) []byte { return fixtures.Upstream(t, name) }
 
-// replay serves body with status to every request, as Omise would have
-// answered it.
+// replay serves body with status to every request, as Omise answered it.
 func replay(t *testing.T, status int, body []byte) idempay.Target {
-	t.Helper()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(status)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(ts.Close)
-	u, _ := url.Parse(ts.URL)
-	return idempay.Target{BaseURL: u, Credentials: secret, Namespace: ns}
+	return idempay.Target{BaseURL: fixtures.Replay(t, status, nil, body), Credentials: secret, Namespace: ns}
 }
 
 // readCharge sends a charge request to a server replaying body and reads
 // the answer the way the Client does.
 func readCharge(t *testing.T, status int, body []byte) idempay.Verdict {
 	t.Helper()
-	p := omise.Provider{}
-	req, err := p.NewChargeRequest(context.Background(), replay(t, status, body), thb("o1", "tokn_test_1"), "k1")
+	req, err := omise.Provider{}.NewChargeRequest(context.Background(), replay(t, status, body), thb("o1", "tokn_test_1"), "k1")
 	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	got, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return p.ReadCharge(resp, got)
+	return fixtures.ReadCharge(t, omise.Provider{}, req)
 }
 
 // omiseMeant is what a charge object says about the money.

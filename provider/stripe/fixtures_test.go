@@ -3,61 +3,33 @@ package stripe_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fixtures"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/stripe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// upstream reads a file copied from Stripe's OpenAPI repository or a
-// recorded test-mode answer (see testdata/upstream/SOURCES.txt).
-func upstream(t *testing.T, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "upstream", name))
-	require.NoError(t, err)
-	return b
-}
+func upstream(t *testing.T, name string) []byte { return fixtures.Upstream(t, name) }
 
 // replay answers every request with status, header and body, as Stripe
 // did.
 func replay(t *testing.T, status int, header http.Header, body []byte) idempay.Target {
-	t.Helper()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		for k, vs := range header {
-			w.Header()[k] = vs
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = w.Write(body)
-	}))
-	t.Cleanup(ts.Close)
-	u, _ := url.Parse(ts.URL)
-	return idempay.Target{BaseURL: u, Credentials: secret, Namespace: ns}
+	return idempay.Target{BaseURL: fixtures.Replay(t, status, header, body), Credentials: secret, Namespace: ns}
 }
 
 // readCharge sends a charge request to a server replaying the answer and
 // reads it the way the Client does.
 func readCharge(t *testing.T, status int, header http.Header, body []byte) idempay.Verdict {
 	t.Helper()
-	p := stripe.Provider{}
-	req, err := p.NewChargeRequest(context.Background(), replay(t, status, header, body), order("o1", "pm_card_visa"), "k1")
+	req, err := stripe.Provider{}.NewChargeRequest(context.Background(), replay(t, status, header, body), order("o1", "pm_card_visa"), "k1")
 	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	got, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return p.ReadCharge(resp, got)
+	return fixtures.ReadCharge(t, stripe.Provider{}, req)
 }
 
 // zulipHeaders are the headers recorded with the 402 (see SOURCES.txt).

@@ -3,15 +3,11 @@ package twoc2p_test
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fixtures"
 	"github.com/idempay/idempay/provider/twoc2p"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,10 +23,8 @@ type signedAnswer struct {
 
 func signedAnswers(t *testing.T) map[string]signedAnswer {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "upstream", "signed_responses.json"))
-	require.NoError(t, err)
 	var list []signedAnswer
-	require.NoError(t, json.Unmarshal(b, &list))
+	require.NoError(t, json.Unmarshal(fixtures.Upstream(t, "signed_responses.json"), &list))
 	m := map[string]signedAnswer{}
 	for _, a := range list {
 		m[a.Source] = a
@@ -39,16 +33,10 @@ func signedAnswers(t *testing.T) map[string]signedAnswer {
 	return m
 }
 
-// replayAnswer serves body to every request, under the answer's key.
+// replayAnswer serves the answer to every request, under its key.
 func replayAnswer(t *testing.T, a signedAnswer) idempay.Target {
-	t.Helper()
-	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(a.Body)
-	}))
-	t.Cleanup(ts.Close)
-	u, _ := url.Parse(ts.URL)
-	return idempay.Target{BaseURL: u, Credentials: idempay.Secret(a.SecretKey), Namespace: tc2pNS}
+	return idempay.Target{BaseURL: fixtures.Replay(t, http.StatusOK, nil, a.Body), Credentials: idempay.Secret(a.SecretKey),
+		Namespace: tc2pNS}
 }
 
 // TestTwoC2PFixturesPaymentResults reads 2C2P's own signed payment results
@@ -107,12 +95,7 @@ func TestTwoC2PFixtureTokenAnswer(t *testing.T) {
 	p := twoc2p.Provider{MerchantID: "JT01"}
 	req, err := p.NewChargeRequest(context.Background(), tg, tc2pOrder("ORDER1"), "k1")
 	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	v := p.ReadCharge(resp, body)
+	v := fixtures.ReadCharge(t, p, req)
 	require.Equal(t, idempay.KindPending, v.Kind)
 	assert.Equal(t, "kSAops9Zwhos8hSTSeLTUcJ0UQiVaa6vBi5az9QifEE+Rd65cM3dNyf4W5aYViqzkaj5sLdTmoeI+021/YroKDb4RmVoqg8aP+hOEJD0t+g=", v.Charge.ID)
 	assert.Contains(t, v.Charge.AuthorizeURL, "https://sandbox-pgw-ui.2c2p.com/payment/4.1/#/token/")
