@@ -64,7 +64,10 @@
 // invoiceNo limit (20 characters with a QR channel, else 50), so they are
 // part of the adapter, not of each request: a Client whose channels change
 // would derive other invoice numbers for the same intents. Use a separate
-// Config.Account for each set of channels.
+// Config.Account for each set of channels. An invoiceNo has no room for the
+// Client's namespace, so two idempay accounts on one merchant ID must not
+// use overlapping intent IDs: only an echoed idempotencyID (checked when
+// present) would tell their invoices apart.
 //
 // ChargeRequest fields: IntentID gives invoiceNo; Amount and Currency give
 // amount (as a decimal number, see idempay.TwoC2PAmount) and currencyCode;
