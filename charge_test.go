@@ -61,7 +61,7 @@ func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 			}
 		}},
 		{"extra with a control character", "Extra", func(r *idempay.ChargeRequest) { r.Extra = map[string]string{"k": "a\x00"} }},
-		{"own API: not JPY", "Currency", func(r *idempay.ChargeRequest) { r.Currency = "USD" }},
+		{"own API: a customer it cannot send", "Customer", func(r *idempay.ChargeRequest) { r.Customer = "cus_1" }},
 		{"own API: no token", "Source", func(r *idempay.ChargeRequest) { r.Source = "" }},
 	}
 	for _, tc := range cases {

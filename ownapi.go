@@ -14,17 +14,26 @@ import (
 )
 
 // OwnAPI speaks a merchant's own payment API. Its zero value speaks the
-// contract of the article idempay grew from:
+// contract of the article idempay grew from, widened to any currency:
 //
 //	POST /payments/charge
 //	Idempotency-Key: <key>
-//	{"order_id": "...", "amount_jpy": 1500, "omise_token": "tokn_..."}
+//	{"order_id": "...", "amount": 1500, "currency": "JPY", "amount_jpy": 1500,
+//	 "omise_token": "tokn_...", "metadata": {...}}
 //
-// answered 201 {"order_id", "charge_id", "status", "amount_jpy"}, with
-// "Idempotency-Replayed: true" on replays, 409 while the key is in flight
-// and 422 when the key was used with another body. Errors may come as
-// {"error": {"type", "code", "decline_code", "param", "message"}} or as
-// FastAPI's {"detail": ...}. Every field changes one part of the contract.
+// amount is in the currency's minor units; amount_jpy, the article's own
+// field, is sent for JPY only, so that a server reading it alone never takes
+// cents for yen; metadata is left out when empty. The answer is 201
+// {"order_id", "charge_id", "status", "amount_jpy"} (or "amount" and
+// "currency"), with "Idempotency-Replayed: true" on replays, 409 while the
+// key is in flight and 422 when the key was used with another body. Errors
+// may come as {"error": {"type", "code", "decline_code", "param",
+// "message"}} or as FastAPI's {"detail": ...}. Every field changes one part
+// of the contract.
+//
+// The default body has no place for Description, Customer, ReturnURL or
+// Extra: Validate refuses a request that sets one (a *ValidationError naming
+// the field) rather than drop it in silence. Set Encode to send them.
 type OwnAPI struct {
 	// Path of the charge endpoint. Default "/payments/charge".
 	Path string
@@ -34,7 +43,7 @@ type OwnAPI struct {
 	// spellings in use: "Idempotency-Replayed" and "Idempotent-Replayed".
 	ReplayHeaders []string
 	// Encode builds the request body and its content type. Default: the
-	// article's JSON, which only carries JPY amounts.
+	// JSON above. With Encode set, Validate leaves the request to it.
 	Encode func(req ChargeRequest) (body []byte, contentType string, err error)
 	// LookupPath, if set, makes the adapter able to settle an intent
 	// without resending: GET LookupPath?order_id=<intent> answers the
@@ -55,16 +64,24 @@ func (OwnAPI) SecretFields() []string { return []string{"client_secret"} }
 // Name is "ownapi".
 func (OwnAPI) Name() string { return "ownapi" }
 
-// Validate refuses what the default encoding cannot carry.
+// Validate refuses what the default encoding cannot carry: a request
+// without a Source (omise_token), or one that sets a field the body has no
+// place for.
 func (a OwnAPI) Validate(req ChargeRequest) error {
 	if a.Encode != nil {
 		return nil
 	}
-	if !strings.EqualFold(req.Currency, "JPY") {
-		return invalid("Currency", "the default own-API contract carries amount_jpy only; got %q (set OwnAPI.Encode)", req.Currency)
-	}
 	if req.Source == "" {
 		return invalid("Source", "is required by the own-API contract (omise_token)")
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"Description", req.Description != ""}, {"Customer", req.Customer != ""},
+		{"ReturnURL", req.ReturnURL != ""}, {"Extra", len(req.Extra) > 0}} {
+		if f.set {
+			return invalid(f.name, "has no place in the default own-API body; set OwnAPI.Encode to send it")
+		}
 	}
 	return nil
 }
@@ -92,12 +109,23 @@ func (a OwnAPI) NewChargeRequest(ctx context.Context, t Target, req ChargeReques
 	return r, nil
 }
 
+// ownAPIBody is the default request body.
+type ownAPIBody struct {
+	OrderID   string            `json:"order_id"`
+	Amount    int64             `json:"amount"`
+	Currency  string            `json:"currency"`
+	AmountJPY int64             `json:"amount_jpy,omitempty"`
+	Token     string            `json:"omise_token"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+}
+
 func encodeArticleBody(req ChargeRequest) ([]byte, string, error) {
-	b, err := json.Marshal(struct {
-		OrderID   string `json:"order_id"`
-		AmountJPY int64  `json:"amount_jpy"`
-		Token     string `json:"omise_token"`
-	}{req.IntentID, req.Amount, req.Source.Reveal()})
+	body := ownAPIBody{OrderID: req.IntentID, Amount: req.Amount, Currency: strings.ToUpper(req.Currency),
+		Token: req.Source.Reveal(), Metadata: req.Metadata}
+	if body.Currency == "JPY" {
+		body.AmountJPY = req.Amount
+	}
+	b, err := json.Marshal(body)
 	return b, "application/json", err
 }
 

@@ -82,9 +82,10 @@ type SecretFielder interface {
 type Target struct {
 	BaseURL     *url.URL
 	Credentials Secret
-	// Namespace is the client's KeyStore namespace (provider and account),
-	// for adapters that tag charges so that a lookup never takes another
-	// account's charge for this one's.
+	// Namespace is the Client's namespace (provider and account, see
+	// Client.Namespace), which scopes every key: adapters tag what they
+	// create with it, so that a lookup never settles one account's intent
+	// with another account's charge on the same provider key.
 	Namespace string
 }
 

@@ -41,7 +41,6 @@ var sentinels = map[string]error{
 	"ErrKeyMismatch": idempay.ErrKeyMismatch, "ErrAlreadyResolved": idempay.ErrAlreadyResolved,
 	"ErrLeaseLost": idempay.ErrLeaseLost, "ErrClaimFinished": idempay.ErrClaimFinished,
 	"ErrTwoC2PNoSecret": idempay.ErrTwoC2PNoSecret, "ErrTwoC2PSignature": idempay.ErrTwoC2PSignature,
-	"ErrTwoC2PUnsigned": idempay.ErrTwoC2PUnsigned, "ErrTwoC2PMalformed": idempay.ErrTwoC2PMalformed,
 }
 
 // payments is what a parity scenario calls. *idempay.Client and

@@ -28,6 +28,7 @@ import (
 	"github.com/idempay/idempay/keystore/filestore"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/idempay/idempay/provider/stripe"
+	"github.com/idempay/idempay/provider/twoc2p"
 )
 
 type target struct {
@@ -51,7 +52,7 @@ func main() {
 			idempay.ChargeRequest{IntentID: intent, Amount: 10000, Currency: "THB", Source: idempay.Secret(tok)}})
 	}
 	if m, k := os.Getenv("TWOC2P_MERCHANT_ID"), os.Getenv("TWOC2P_SECRET_KEY"); m != "" && k != "" {
-		targets = append(targets, target{"2c2p", "https://sandbox-pgw.2c2p.com", k, idempay.TwoC2P{MerchantID: m},
+		targets = append(targets, target{"2c2p", "https://sandbox-pgw.2c2p.com", k, twoc2p.Provider{MerchantID: m},
 			idempay.ChargeRequest{IntentID: intent, Amount: 10000, Currency: "THB", Description: "idempay example"}})
 	}
 	if len(targets) == 0 {

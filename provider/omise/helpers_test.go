@@ -16,6 +16,9 @@ import (
 
 const secret = "skey_test_idempay"
 
+// ns is the namespace of the tests' clients.
+const ns = "omise:default"
+
 // startFake serves a fake Omise that checks, on every charge request, that
 // the store already holds the request's key for its intent, and that the
 // request carries the API version.
@@ -23,13 +26,14 @@ func startFake(t *testing.T, store idempay.KeyStore, cfg fakeomise.Config) (*fak
 	t.Helper()
 	cfg.SecretKey = secret
 	cfg.OnRequest = func(info fakeomise.RequestInfo) {
-		if info.Intent == "" {
+		namespace := info.Form.Get("metadata[" + omise.NamespaceMetadataKey + "]")
+		if info.Intent == "" || namespace == "" {
 			return // sent by the test itself, not by the client
 		}
 		if v := info.Request.Header.Get("Omise-Version"); v != omise.DefaultVersion {
 			t.Errorf("Omise-Version %q", v)
 		}
-		rec, err := store.Load(context.Background(), "omise:default", info.Intent)
+		rec, err := store.Load(context.Background(), namespace, info.Intent)
 		if err != nil || rec.Key != info.Key {
 			t.Errorf("fake Omise received %s with key %q before the store held it (%q, %v)", info.Intent, info.Key, rec.Key, err)
 		}
@@ -69,7 +73,7 @@ func setup(t *testing.T, cfg fakeomise.Config, mods ...func(*idempay.Config)) fi
 	srv, base := startFake(t, store, cfg)
 	u, _ := url.Parse(base)
 	return fixture{srv: srv, client: newClient(t, base, store, mods...), store: store,
-		target: idempay.Target{BaseURL: u, Credentials: secret}}
+		target: idempay.Target{BaseURL: u, Credentials: secret, Namespace: ns}}
 }
 
 func thb(id, token string) idempay.ChargeRequest {

@@ -35,7 +35,7 @@ func TestChargeSucceeds(t *testing.T) {
 	pi, ok := srv.PaymentIntent(ch.ID)
 	require.True(t, ok)
 	assert.Equal(t, "jpy", pi.Currency)
-	assert.Equal(t, map[string]string{"idempay_intent": "order-1", "shop": "tokyo"}, pi.Metadata)
+	assert.Equal(t, map[string]string{"idempay_intent": "order-1", "idempay_namespace": ns, "idempay_confirm": "true", "shop": "tokyo"}, pi.Metadata)
 	assert.Equal(t, "Order 1", *pi.Description)
 	rec, err := store.Load(context.Background(), c.Namespace(), "order-1")
 	require.NoError(t, err)
@@ -184,21 +184,24 @@ func TestThreeDSecureThenSettle(t *testing.T) {
 }
 
 // After a failed 3-D Secure the PaymentIntent waits in
-// requires_payment_method: the customer may still pay it with another
-// method, so it is pending, never closed as a decline.
-func TestThreeDSecureFailureStaysPending(t *testing.T) {
+// requires_payment_method with a last_payment_error. The adapter's own
+// request confirmed it, so that is the decline of its confirm, as a 402
+// would have been: the intent is closed failed, never resent.
+func TestThreeDSecureFailureIsTheConfirmsDecline(t *testing.T) {
 	srv, c, store := setup(t, fakestripe.Config{})
 	req := order("3ds", "pm_card_threeDSecure2Required")
 	req.ReturnURL = "https://shop.example/return"
 	ch, err := c.Charge(context.Background(), req)
 	require.NoError(t, err)
 	require.True(t, srv.Complete(ch.ID, false))
-	again, err := c.Charge(context.Background(), req) // a pending intent is settled by lookup
-	require.NoError(t, err)
-	assert.Equal(t, idempay.StatePending, again.State)
-	assert.Equal(t, "requires_payment_method", again.Status)
+	_, err = c.Charge(context.Background(), req) // a pending intent is settled by lookup
+	require.ErrorIs(t, err, idempay.ErrDeclined)
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
+	var apiErr *idempay.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, "payment_intent_authentication_failure", apiErr.Code)
 	rec, _ := store.Load(context.Background(), c.Namespace(), "3ds")
-	assert.Equal(t, idempay.StatePending, rec.State, "not closed: it can still move money")
+	assert.Equal(t, idempay.StateFailed, rec.State)
 	assert.Equal(t, 1, srv.Stats().Requests, "never resent")
 }
 

@@ -2,12 +2,30 @@ package stripe
 
 import (
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
-// IntentMetadataKey is the metadata key that tags every PaymentIntent
-// with its idempay intent ID, so that it can be found by search. Callers
-// may not set it themselves.
-const IntentMetadataKey = "idempay_intent"
+// The metadata keys the adapter sets on every PaymentIntent it creates.
+// Callers may not set them.
+const (
+	// IntentMetadataKey and NamespaceMetadataKey tag the PaymentIntent
+	// with the KeyStore record it was made for: the intent ID and the
+	// Client's namespace (provider and account), so that search finds it
+	// and no other account's intent can claim it.
+	IntentMetadataKey    = wire.IntentKey
+	NamespaceMetadataKey = wire.NamespaceKey
+	// ConfirmMetadataKey is "true" on a PaymentIntent the adapter's own
+	// request confirmed (a ChargeRequest with a Source): its
+	// requires_payment_method with a last_payment_error is that confirm's
+	// decline, however the intent is read later.
+	ConfirmMetadataKey = "idempay_confirm"
+)
+
+// ErrLegacyTag: the only PaymentIntent found for an intent is tagged with
+// the intent ID alone, as idempay tagged them before it tagged the
+// namespace, and may belong to another account on the same key. It settles
+// nothing; see Provider.LegacyNamespace.
+var ErrLegacyTag = wire.ErrLegacyTag
 
 // Provider speaks Stripe's PaymentIntents API. Its zero value is ready: it
 // sends no Stripe-Version header, so Stripe uses the account's default
@@ -17,6 +35,14 @@ type Provider struct {
 	// request, pinning the shape of Stripe's answers. Search needs
 	// 2020-08-27 or later.
 	APIVersion string
+
+	// LegacyNamespace, if set, is the one namespace (Client.Namespace)
+	// that may claim PaymentIntents tagged with an intent ID alone, as
+	// idempay tagged them before it tagged namespaces. Set it only if this
+	// secret key never served another idempay namespace. Without it such an
+	// intent is accepted only when the record names it (ProviderRef); found
+	// by search, it leaves the intent unknown (ErrLegacyTag).
+	LegacyNamespace string
 }
 
 var (

@@ -17,7 +17,7 @@ func valid() idempay.ChargeRequest {
 
 func TestValidate(t *testing.T) {
 	manyKeys := map[string]string{}
-	for i := range MaxMetadataKeys - 1 {
+	for i := range MaxMetadataKeys - 3 {
 		manyKeys[fmt.Sprintf("k%02d", i)] = "v"
 	}
 	tooMany := map[string]string{"extra": "v"}
@@ -38,9 +38,11 @@ func TestValidate(t *testing.T) {
 		{"three-decimal ending in 0", func(r *idempay.ChargeRequest) { r.Currency, r.Amount = "KWD", 5120 }, ""},
 		{"three-decimal not ending in 0", func(r *idempay.ChargeRequest) { r.Currency, r.Amount = "KWD", 5124 }, "Amount"},
 		{"ISO and Stripe disagree (IQD)", func(r *idempay.ChargeRequest) { r.Currency = "IQD" }, "Currency"},
-		{"49 caller metadata keys", func(r *idempay.ChargeRequest) { r.Metadata = manyKeys }, ""},
-		{"50 caller metadata keys", func(r *idempay.ChargeRequest) { r.Metadata = tooMany }, "Metadata"},
+		{"47 caller metadata keys", func(r *idempay.ChargeRequest) { r.Metadata = manyKeys }, ""},
+		{"48 caller metadata keys", func(r *idempay.ChargeRequest) { r.Metadata = tooMany }, "Metadata"},
 		{"reserved metadata key", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"idempay_intent": "x"} }, "Metadata"},
+		{"reserved namespace key", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"idempay_namespace": "x"} }, "Metadata"},
+		{"reserved confirm key", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"idempay_confirm": "x"} }, "Metadata"},
 		{"metadata key of 40", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{strings.Repeat("k", 40): "v"} }, ""},
 		{"metadata key of 41", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{strings.Repeat("k", 41): "v"} }, "Metadata"},
 		{"metadata value of 500 runes", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"k": strings.Repeat("é", 500)} }, ""},
@@ -89,10 +91,34 @@ func TestExponent(t *testing.T) {
 		assert.Equal(t, want, Exponent(code), code)
 	}
 	// Every zero-decimal currency of Stripe's list has no minor unit in
-	// ISO 4217 either, so none needs converting.
+	// ISO 4217 either, except MGA, which ISO counts in hundredths: it is
+	// converted, and only whole ariary can be sent.
 	for code := range zeroDecimal {
 		iso, err := idempay.CurrencyExponent(code)
 		require.NoError(t, err)
+		if code == "MGA" {
+			assert.Equal(t, 2, iso)
+			continue
+		}
 		assert.Zero(t, iso, code)
 	}
+}
+
+func TestScale(t *testing.T) {
+	for _, tc := range []struct {
+		code        string
+		iso, stripe int64
+	}{{"JPY", 1500, 1500}, {"USD", 1999, 1999}, {"ISK", 1500, 150000}, {"MGA", 150000, 1500}, {"KWD", 5120, 5120}, {"IDR", 1000000, 1000000}} {
+		got, err := toStripe(tc.code, tc.iso)
+		require.NoError(t, err, tc.code)
+		assert.Equal(t, tc.stripe, got, tc.code)
+		assert.Equal(t, tc.iso, fromStripe(tc.code, got), tc.code)
+	}
+	_, err := toStripe("MGA", 150050)
+	var ve *idempay.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "Amount", ve.Field)
+	_, err = toStripe("CLF", 10000) // ISO 4, Stripe 2: undocumented
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "Currency", ve.Field)
 }

@@ -1,7 +1,8 @@
-package idempay_test
+package twoc2p_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"sync"
 	"testing"
@@ -14,6 +15,8 @@ import (
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/require"
 )
+
+var chaosIntents = flag.Int("chaos.intents", 500, "intents charged by the chaos test (raise it for a long run)")
 
 // The 2C2P chaos mix: the 10% of each failure mode and 5% 503s on
 // token requests, and a few lost or refused inquiries on top, so that some

@@ -1,4 +1,4 @@
-package idempay_test
+package twoc2p_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/idempay/idempay/internal/fake2c2p"
 	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/keystore/memstore"
+	"github.com/idempay/idempay/provider/twoc2p"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -288,8 +289,8 @@ func TestTwoC2PBadAnswerSignatureIsNeverSuccess(t *testing.T) {
 		var body struct{ Payload string }
 		_ = json.Unmarshal(rec.Body.Bytes(), &body)
 		parts := strings.Split(body.Payload, ".")
-		forged := tc2pForge(`{"alg":"HS256","typ":"JWT"}`, string(tc2pB64Decode(t, parts[1])), []byte("mitm-key"), sha256.New)
-		_, _ = w.Write(tc2pBody(forged))
+		forged := fake2c2p.Forge(`{"alg":"HS256","typ":"JWT"}`, string(tc2pB64Decode(t, parts[1])), []byte("mitm-key"), sha256.New)
+		_, _ = w.Write(fake2c2p.Body(forged))
 	}))
 	t.Cleanup(proxy.Close)
 
@@ -315,7 +316,7 @@ func TestTwoC2PHashedIntentIDs(t *testing.T) {
 	store := memstore.New()
 	srv, url := tc2pServe(t, fake2c2p.Config{}, store, func(inv string) string { return intentOf[inv] })
 	c := tc2pClient(t, url, store, func(cfg *idempay.Config) {
-		cfg.Provider = idempay.TwoC2P{MerchantID: tc2pMerchant, PaymentChannel: []string{"PPQR"}}
+		cfg.Provider = twoc2p.Provider{MerchantID: tc2pMerchant, PaymentChannel: []string{"PPQR"}}
 	})
 	for _, id := range ids {
 		srv.InjectToken(tc2pInvoice(t, id, true), faults.Post) // every answer lost: the inquiry must find each

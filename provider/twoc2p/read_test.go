@@ -1,4 +1,4 @@
-package idempay_test
+package twoc2p_test
 
 import (
 	"context"
@@ -14,12 +14,14 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/provider/twoc2p"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // tc2pAdapter is the adapter under test, its clock fixed at tc2pNow.
-var tc2pAdapter = idempay.TwoC2P{MerchantID: tc2pMerchant, Now: func() time.Time { return tc2pNow }}
+var tc2pAdapter = twoc2p.Provider{MerchantID: tc2pMerchant, Now: func() time.Time { return tc2pNow }}
 
 func tc2pTarget(t *testing.T, raw string) idempay.Target {
 	u, err := url.Parse(raw)
@@ -32,7 +34,7 @@ func tc2pSigned(code, extra string) string {
 	if extra != "" {
 		extra = "," + extra
 	}
-	return string(tc2pBody(tc2pHS256(`{"respCode":"` + code + `","respDesc":"d"` + extra + `}`)))
+	return string(fake2c2p.Body(tc2pHS256(`{"respCode":"` + code + `","respDesc":"d"` + extra + `}`)))
 }
 
 func tc2pPlain(code string) string { return `{"respCode":"` + code + `","respDesc":"d"}` }
@@ -73,8 +75,8 @@ func TestTwoC2PReadCharge(t *testing.T) {
 		{"9989 is not internal", 200, tc2pPlain("9989"), idempay.KindUnknown, "9989"},
 		{"unknown code", 200, tc2pPlain("1234"), idempay.KindUnknown, "1234"},
 		{"unsigned success", 200, `{"respCode":"0000","paymentToken":"tok"}`, idempay.KindUnknown, "unsigned"},
-		{"success under another key", 200, string(tc2pBody(tc2pForge(`{"alg":"HS256","typ":"JWT"}`, `{"respCode":"0000"}`, []byte("other"), sha256.New))), idempay.KindUnknown, "bad_signature"},
-		{"success with alg none", 200, string(tc2pBody(tc2pForge(`{"alg":"none"}`, `{"respCode":"0000"}`, nil, nil))), idempay.KindUnknown, "bad_signature"},
+		{"success under another key", 200, string(fake2c2p.Body(fake2c2p.Forge(`{"alg":"HS256","typ":"JWT"}`, `{"respCode":"0000"}`, []byte("other"), sha256.New))), idempay.KindUnknown, "bad_signature"},
+		{"success with alg none", 200, string(fake2c2p.Body(fake2c2p.Forge(`{"alg":"none"}`, `{"respCode":"0000"}`, nil, nil))), idempay.KindUnknown, "bad_signature"},
 		{"expired success", 200, tc2pSigned("0000", `"exp":1000`), idempay.KindUnknown, "bad_signature"},
 		{"garbage", 200, `<html>ok</html>`, idempay.KindUnknown, "malformed"},
 		{"empty", 200, ``, idempay.KindUnknown, "malformed"},
@@ -145,7 +147,7 @@ func TestTwoC2PFindCharge(t *testing.T) {
 	paid := `"invoiceNo":"ORDER1","merchantID":"JT01","amount":1234.56,"currencyCode":"THB","tranRef":"T42","idempotencyID":"key-1"`
 	for _, tc := range []struct {
 		name   string
-		a      idempay.TwoC2P
+		a      twoc2p.Provider
 		status int
 		body   string
 		kind   idempay.Kind
@@ -165,24 +167,30 @@ func TestTwoC2PFindCharge(t *testing.T) {
 		{"ISO approval code 4008", tc2pAdapter, 200, tc2pSigned("4008", ""), idempay.KindUnknown},
 		{"ISO in progress 4009", tc2pAdapter, 200, tc2pSigned("4009", ""), idempay.KindUnknown},
 		{"tokenised", tc2pAdapter, 200, tc2pSigned("4200", ""), idempay.KindUnknown},
-		{"cancelled", tc2pAdapter, 200, tc2pSigned("0003", ""), idempay.KindUnknown},
+		{"cancelled, no invoice named", tc2pAdapter, 200, tc2pSigned("0003", ""), idempay.KindUnknown},
+		{"cancelled", tc2pAdapter, 200, tc2pSigned("0003", `"invoiceNo":"ORDER1"`), idempay.KindDeclined},
+		{"soft-declined", tc2pAdapter, 200, tc2pSigned("0004", `"invoiceNo":"ORDER1"`), idempay.KindDeclined},
+		{"completed partially", tc2pAdapter, 200, tc2pSigned("4032", `"invoiceNo":"ORDER1"`), idempay.KindUnknown},
+		{"settlement success", tc2pAdapter, 200, tc2pSigned("4045", `"invoiceNo":"ORDER1"`), idempay.KindUnknown},
+		{"duplicate transmission", tc2pAdapter, 200, tc2pSigned("4094", `"invoiceNo":"ORDER1"`), idempay.KindUnknown},
+		{"cancel fail", tc2pAdapter, 200, tc2pSigned("4048", `"invoiceNo":"ORDER1"`), idempay.KindUnknown},
 		{"internal", tc2pAdapter, 200, tc2pPlain("9999"), idempay.KindUnknown},
 		{"unsigned success", tc2pAdapter, 200, `{"respCode":"0000","tranRef":"T"}`, idempay.KindUnknown},
 		{"another invoice", tc2pAdapter, 200, tc2pSigned("0000", `"invoiceNo":"ORDER2"`), idempay.KindUnknown},
 		{"another invoice, not found", tc2pAdapter, 200, tc2pSigned("2002", `"invoiceNo":"ORDER2"`), idempay.KindUnknown},
 		{"another merchant", tc2pAdapter, 200, tc2pSigned("0000", `"merchantID":"JT02"`), idempay.KindUnknown},
 		{"another key", tc2pAdapter, 200, tc2pSigned("0000", `"invoiceNo":"ORDER1","idempotencyID":"key-2"`), idempay.KindKeyConflict},
-		{"wrong signature", tc2pAdapter, 200, string(tc2pBody(tc2pForge(`{"alg":"HS256"}`, `{"respCode":"0000"}`, []byte("x"), sha256.New))), idempay.KindUnknown},
+		{"wrong signature", tc2pAdapter, 200, string(fake2c2p.Body(fake2c2p.Forge(`{"alg":"HS256"}`, `{"respCode":"0000"}`, []byte("x"), sha256.New))), idempay.KindUnknown},
 		{"expired", tc2pAdapter, 200, tc2pSigned("0000", `"exp":1000`), idempay.KindUnknown},
 		{"503", tc2pAdapter, 503, ``, idempay.KindUnknown},
 		{"500", tc2pAdapter, 500, tc2pPlain("9999"), idempay.KindUnknown},
 		{"404", tc2pAdapter, 404, `nope`, idempay.KindUnknown},
 		{"502 saying paid", tc2pAdapter, 502, tc2pSigned("0000", paid), idempay.KindUnknown},
 		{"garbage", tc2pAdapter, 200, `{"ok":true}`, idempay.KindUnknown},
-		{"custom decline codes", idempay.TwoC2P{MerchantID: tc2pMerchant, IsDecline: func(c string) bool { return c == "0003" }},
-			200, tc2pSigned("0003", `"invoiceNo":"ORDER1"`), idempay.KindDeclined},
-		{"custom decline codes replace the default", idempay.TwoC2P{MerchantID: tc2pMerchant, IsDecline: func(c string) bool { return c == "0003" }},
-			200, tc2pSigned("4005", ""), idempay.KindUnknown},
+		{"custom decline codes", twoc2p.Provider{MerchantID: tc2pMerchant, IsDecline: func(c string) bool { return c == "4006" }},
+			200, tc2pSigned("4006", `"invoiceNo":"ORDER1"`), idempay.KindDeclined},
+		{"custom decline codes replace the default", twoc2p.Provider{MerchantID: tc2pMerchant, IsDecline: func(c string) bool { return c == "4006" }},
+			200, tc2pSigned("4005", `"invoiceNo":"ORDER1"`), idempay.KindUnknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := tc2pInquiryStub(t, inv, tc.status, tc.body)
@@ -217,12 +225,14 @@ func TestTwoC2PFindCharge(t *testing.T) {
 	assert.Equal(t, "ORDER1", v.Charge.ID)
 	assert.Zero(t, v.Charge.Amount)
 
-	// The invoiceNo of a hashed intent ID is what is asked for.
-	hashedRec := rec
-	hashedRec.IntentID = "order-1"
-	hashedInv, _ := idempay.TwoC2PInvoiceNo("order-1", false)
-	srv = tc2pInquiryStub(t, hashedInv, 200, tc2pPlain("2002"))
-	v, err = tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), hashedRec)
+	// The invoiceNo of an encoded intent ID is what is asked for.
+	encodedRec := rec
+	encodedRec.IntentID = "order-1"
+	encodedInv, _ := idempay.TwoC2PInvoiceNo("order-1", false)
+	srv = tc2pInquiryStub(t, encodedInv, 200, tc2pPlain("2002"))
+	noLegacy := tc2pAdapter
+	noLegacy.NoLegacyInvoiceNo = true
+	v, err = noLegacy.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), encodedRec)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind)
 
@@ -246,12 +256,12 @@ func TestTwoC2PValidate(t *testing.T) {
 	require.NoError(t, tc2pAdapter.Validate(withExtra))
 	uuidQR := ok
 	uuidQR.IntentID = "3f2c9a1e-7b4d-4e8a-9c1f-2a6b8d0e4f17"
-	require.NoError(t, idempay.TwoC2P{MerchantID: tc2pMerchant, PaymentChannel: []string{"PPQR"}}.Validate(uuidQR),
+	require.NoError(t, twoc2p.Provider{MerchantID: tc2pMerchant, PaymentChannel: []string{"PPQR"}}.Validate(uuidQR),
 		"a UUID intent is hashed to fit a QR channel")
 
 	for _, tc := range []struct {
 		field string
-		a     idempay.TwoC2P
+		a     twoc2p.Provider
 		mod   func(*idempay.ChargeRequest)
 	}{
 		{"Source", tc2pAdapter, func(r *idempay.ChargeRequest) { r.Source = "tokn_x" }},
@@ -264,10 +274,10 @@ func TestTwoC2PValidate(t *testing.T) {
 		{"Description", tc2pAdapter, func(r *idempay.ChargeRequest) { r.Description = strings.Repeat("d", 251) }},
 		{"FrontendReturnURL", tc2pAdapter, func(r *idempay.ChargeRequest) { r.ReturnURL = "not a url" }},
 		{"Currency", tc2pAdapter, func(r *idempay.ChargeRequest) { r.Currency = "ZZZ" }},
-		{"MerchantID", idempay.TwoC2P{}, func(*idempay.ChargeRequest) {}},
-		{"PaymentChannel", idempay.TwoC2P{MerchantID: tc2pMerchant, PaymentChannel: []string{"C-C"}}, func(*idempay.ChargeRequest) {}},
-		{"Request3DS", idempay.TwoC2P{MerchantID: tc2pMerchant, Request3DS: "yes"}, func(*idempay.ChargeRequest) {}},
-		{"BackendReturnURL", idempay.TwoC2P{MerchantID: tc2pMerchant, BackendReturnURL: "/notify"}, func(*idempay.ChargeRequest) {}},
+		{"MerchantID", twoc2p.Provider{}, func(*idempay.ChargeRequest) {}},
+		{"PaymentChannel", twoc2p.Provider{MerchantID: tc2pMerchant, PaymentChannel: []string{"C-C"}}, func(*idempay.ChargeRequest) {}},
+		{"Request3DS", twoc2p.Provider{MerchantID: tc2pMerchant, Request3DS: "yes"}, func(*idempay.ChargeRequest) {}},
+		{"BackendReturnURL", twoc2p.Provider{MerchantID: tc2pMerchant, BackendReturnURL: "/notify"}, func(*idempay.ChargeRequest) {}},
 	} {
 		r := ok
 		tc.mod(&r)

@@ -1,4 +1,4 @@
-package idempay_test
+package twoc2p_test
 
 import (
 	"bytes"
@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/provider/twoc2p"
 )
 
 // tc2pRoundTrip answers every request with one canned body.
@@ -75,14 +77,14 @@ func FuzzTwoC2PResponse(f *testing.F) {
 		tc2pSigned("0000", `"exp":1000`),
 		tc2pPlain("9015"),
 		tc2pPlain("0000"),
-		`{"payload":"` + tc2pForge(`{"alg":"none"}`, `{"respCode":"0000"}`, nil, nil) + `"}`,
+		`{"payload":"` + fake2c2p.Forge(`{"alg":"none"}`, `{"respCode":"0000"}`, nil, nil) + `"}`,
 		`{"payload":1}`,
 		`<html>503</html>`,
 		``,
 	} {
 		f.Add([]byte(seed))
 	}
-	a := idempay.TwoC2P{MerchantID: tc2pMerchant, Now: func() time.Time { return tc2pNow }}
+	a := twoc2p.Provider{MerchantID: tc2pMerchant, Now: func() time.Time { return tc2pNow }}
 	u, _ := url.Parse("https://pgw.example")
 	target := idempay.Target{BaseURL: u, Credentials: tc2pSecret}
 	req, err := a.NewChargeRequest(context.Background(), target, tc2pOrder("ORDER1"), "key-1")
@@ -95,7 +97,7 @@ func FuzzTwoC2PResponse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		signed := tc2pIndependentlySigned(body)
 
-		r, err := signer.ParseResponse(body)
+		r, err := twoc2p.ParseResponse(signer, body)
 		if err == nil {
 			if r.Signed && !signed {
 				t.Fatalf("parser accepted a signature the independent check refuses: %q", body)
