@@ -187,17 +187,25 @@ func TestClosingResolveIsOneRoundTrip(t *testing.T) {
 	}
 }
 
-// TestExpireSkipsVanishedAndReopened covers settled-index entries that no
-// longer describe a settled record: the record expired by TTL (simulated
-// by deleting its key) or began a new attempt and is open. Expire drops
-// the first entry, never deletes the open record, and counts only what it
-// deleted.
+// TestExpireSkipsVanishedAndReopened covers settled-index entries that do
+// not describe their record: the record expired by TTL (simulated by
+// deleting its key), began a new attempt and is open, or closed later than
+// the entry says (created two days ago, closed now). Expire judges the
+// record, not the entry: it drops the first two entries, moves the third,
+// never deletes the open record, and counts only what it deleted.
 func TestExpireSkipsVanishedAndReopened(t *testing.T) {
 	c := newClient(t, 0)
 	s := openStoreOn(t, c)
 	ctx := t.Context()
 	settle(t, s, "ns", "vanished", idempay.StateFailed)
 	settle(t, s, "ns", "plain", idempay.StateFailed)
+	s.offset = -48 * time.Hour // created two days ago, closed now
+	late := mustReserve(t, s, request("ns", "late", "owner"))
+	s.offset = 0
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "late", Key: late.Record.Key,
+		State: idempay.StateSucceeded}); err != nil {
+		t.Fatal(err)
+	}
 	reopened := settle(t, s, "ns", "reopened", idempay.StateFailed)
 	c.Del(ctx, s.keysOf("ns", "vanished").record)
 	next := request("ns", "reopened", "owner-2")
@@ -207,12 +215,19 @@ func TestExpireSkipsVanishedAndReopened(t *testing.T) {
 	}
 	// An entry left behind, as a crash between two writes of another
 	// store might: the script must check the record, not trust the index.
-	c.ZAdd(ctx, s.keysOf("ns", "").settled, goredisZ(0, "reopened"))
+	c.ZAdd(ctx, s.keysOf("ns", "").settled, goredisZ(0, "reopened"), goredisZ(0, "late"))
 
 	s.offset = time.Minute
-	n, err := s.Expire(ctx, time.Second)
-	if err != nil || n != 1 {
-		t.Errorf("Expire = %d, %v; want 1 (only the record that was there and settled)", n, err)
+	n, err := s.Expire(ctx, time.Hour)
+	if err != nil || n != 0 {
+		t.Errorf("Expire(1h) = %d, %v; want 0: nothing closed an hour ago, whatever the index says", n, err)
+	}
+	if score := c.ZScore(ctx, s.keysOf("ns", "").settled, "late").Val(); score == 0 {
+		t.Error("the late record's entry still says it closed in 1970; want it moved to its ClosedAt")
+	}
+	n, err = s.Expire(ctx, time.Second)
+	if err != nil || n != 2 {
+		t.Errorf("Expire(1s) = %d, %v; want 2 (the records that were there and settled)", n, err)
 	}
 	if r, err := s.Load(ctx, "ns", "reopened"); err != nil || r.Attempt != 2 || r.State != idempay.StateOpen {
 		t.Errorf("reopened intent after Expire = %+v, %v; want its open attempt 2 kept", r, err)
