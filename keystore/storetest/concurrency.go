@@ -15,6 +15,21 @@ import (
 // on a store that pays an fsync per write.
 const racers = 32
 
+// rounds is how many times a race for one intent is run, one intent after
+// another: a race is won by chance, and a loaded machine may let one racer
+// through alone now and then.
+const rounds = 3
+
+// inRounds runs race once per round, on its own intent, until one fails.
+func inRounds(t *testing.T, race func(id string)) {
+	t.Helper()
+	for round := range rounds {
+		if race(fmt.Sprintf("order-%d", round)); t.Failed() {
+			return
+		}
+	}
+}
+
 // together runs f(0) ... f(n-1) in n goroutines released at the same moment,
 // so that they collide inside the store rather than queue at its door.
 func together(n int, f func(i int)) {
@@ -76,24 +91,26 @@ func checkOneKey(t *testing.T, got []idempay.Reservation, stored string) {
 func concurrencyCases() []testCase {
 	return []testCase{{
 		name: "Concurrency/racing Reserves of one intent create it once",
-		rule: fmt.Sprintf("When %d owners Reserve the same absent intent at once, with their own keys and the same parameters, exactly one gets Created and the lease, and all of them get that owner's key", racers),
+		rule: fmt.Sprintf("When %d owners Reserve the same absent intent at once (in each of several rounds), with their own keys and the same parameters, exactly one gets Created and the lease, and all of them get that owner's key", racers),
 		run: func(t *testing.T, s idempay.KeyStore) {
-			got := race(t, s, func(i int) idempay.ReserveRequest { return request("order-1", fmt.Sprintf("owner-%02d", i)) })
-			creators := winners(got, func(r idempay.Reservation) bool { return r.Created })
-			switch {
-			case len(creators) == 0:
-				t.Fatal("no racer got Created: the intent had no record, so one insert must have won")
-			case len(creators) > 1:
-				t.Errorf("%d racers got Created (%v): several keys issued for one intent, a double charge", len(creators), creators)
-			}
-			if c := winners(got, func(r idempay.Reservation) bool { return r.Claimed }); len(c) != 1 {
-				t.Errorf("%d racers got Claimed (%v); want 1: the creator's lease was running for all the others", len(c), c)
-			}
-			stored := load(t, s, "ns", "order-1").Key
-			if want := request("order-1", fmt.Sprintf("owner-%02d", creators[0])).Key; len(creators) == 1 && stored != want {
-				t.Errorf("stored key = %q; want %q, the key of the racer that created the record", stored, want)
-			}
-			checkOneKey(t, got, stored)
+			inRounds(t, func(id string) {
+				got := race(t, s, func(i int) idempay.ReserveRequest { return request(id, fmt.Sprintf("owner-%02d", i)) })
+				creators := winners(got, func(r idempay.Reservation) bool { return r.Created })
+				switch {
+				case len(creators) == 0:
+					t.Fatalf("%s: no racer got Created: the intent had no record, so one insert must have won", id)
+				case len(creators) > 1:
+					t.Errorf("%s: %d racers got Created (%v): several keys issued for one intent, a double charge", id, len(creators), creators)
+				}
+				if c := winners(got, func(r idempay.Reservation) bool { return r.Claimed }); len(c) != 1 {
+					t.Errorf("%s: %d racers got Claimed (%v); want 1: the creator's lease was running for all the others", id, len(c), c)
+				}
+				stored := load(t, s, "ns", id).Key
+				if want := request(id, fmt.Sprintf("owner-%02d", creators[0])).Key; len(creators) == 1 && stored != want {
+					t.Errorf("%s: stored key = %q; want %q, the key of the racer that created the record", id, stored, want)
+				}
+				checkOneKey(t, got, stored)
+			})
 		},
 	}, {
 		name: "Concurrency/racing Reserves of distinct intents all create",
@@ -118,74 +135,84 @@ func concurrencyCases() []testCase {
 		},
 	}, {
 		name:     "Concurrency/racing claims of a lease that ran out give it to one owner",
-		rule:     fmt.Sprintf("When %d owners claim at once a record whose lease ran out, exactly one gets Claimed and holds the lease; the others are refused and see its lease: the lease check and the write are one atomic step", racers),
+		rule:     fmt.Sprintf("When %d owners claim at once a record whose lease ran out (in each of several rounds), exactly one gets Claimed and holds the lease; the others are refused and see its lease: the lease check and the write are one atomic step", racers),
 		parallel: true,
 		run: func(t *testing.T, s idempay.KeyStore) {
-			a := reserve(t, s, withLease(request("order-1", "owner-a"), shortLease)).Record
-			sleepPast(a.LeaseUntil)
-			got := race(t, s, func(i int) idempay.ReserveRequest { return request("order-1", fmt.Sprintf("owner-%02d", i)) })
-			w := winners(got, func(r idempay.Reservation) bool { return r.Claimed })
-			if len(w) != 1 {
-				t.Fatalf("%d racers got Claimed (%v); want exactly 1: two owners may now send at once", len(w), w)
+			recs := map[string]idempay.Record{}
+			for round := range rounds {
+				id := fmt.Sprintf("order-%d", round)
+				recs[id] = reserve(t, s, withLease(request(id, "owner-a"), shortLease)).Record
 			}
-			owner := fmt.Sprintf("owner-%02d", w[0])
-			if c := winners(got, func(r idempay.Reservation) bool { return r.Created }); len(c) != 0 {
-				t.Errorf("racers %v got Created for a record that existed", c)
-			}
-			if stored := load(t, s, "ns", "order-1"); stored.LeaseOwner != owner || stored.Key != a.Key {
-				t.Errorf("after the race: LeaseOwner %q key %q; want %q, the one that got Claimed, and the original key %q", stored.LeaseOwner, stored.Key, owner, a.Key)
-			}
-			for i, g := range got {
-				if !g.Claimed && g.Record.LeaseOwner != owner {
-					t.Errorf("racer %d was refused but saw LeaseOwner %q; want %q", i, g.Record.LeaseOwner, owner)
+			sleepPast(recs[fmt.Sprintf("order-%d", rounds-1)].LeaseUntil)
+			inRounds(t, func(id string) {
+				got := race(t, s, func(i int) idempay.ReserveRequest { return request(id, fmt.Sprintf("owner-%02d", i)) })
+				w := winners(got, func(r idempay.Reservation) bool { return r.Claimed })
+				if len(w) != 1 {
+					t.Fatalf("%s: %d racers got Claimed (%v); want exactly 1: two owners may now send at once", id, len(w), w)
 				}
-			}
+				owner := fmt.Sprintf("owner-%02d", w[0])
+				if c := winners(got, func(r idempay.Reservation) bool { return r.Created }); len(c) != 0 {
+					t.Errorf("%s: racers %v got Created for a record that existed", id, c)
+				}
+				if stored := load(t, s, "ns", id); stored.LeaseOwner != owner || stored.Key != recs[id].Key {
+					t.Errorf("%s after the race: LeaseOwner %q key %q; want %q, the one that got Claimed, and the original key %q", id, stored.LeaseOwner, stored.Key, owner, recs[id].Key)
+				}
+				for i, g := range got {
+					if !g.Claimed && g.Record.LeaseOwner != owner {
+						t.Errorf("%s: racer %d was refused but saw LeaseOwner %q; want %q", id, i, g.Record.LeaseOwner, owner)
+					}
+				}
+			})
 		},
 	}, {
 		name: "Concurrency/racing new attempts of a failed intent begin one",
-		rule: fmt.Sprintf("When %d owners Reserve the next attempt of a failed record at once, each with its own key and parameters, exactly one begins it (Created and Claimed), History gains one entry, and all of them see the winner's key", racers),
+		rule: fmt.Sprintf("When %d owners Reserve the next attempt of a failed record at once (in each of several rounds), each with its own key and parameters, exactly one begins it (Created and Claimed), History gains one entry, and all of them see the winner's key", racers),
 		run: func(t *testing.T, s idempay.KeyStore) {
-			old := failed(t, s, "order-1")
-			got := race(t, s, func(i int) idempay.ReserveRequest { return nextAttempt("order-1", 2, fmt.Sprintf("owner-%02d", i)) })
-			w := winners(got, func(r idempay.Reservation) bool { return r.Created })
-			if len(w) != 1 {
-				t.Fatalf("%d racers began attempt 2 (%v); want exactly 1", len(w), w)
-			}
-			if c := winners(got, func(r idempay.Reservation) bool { return r.Claimed }); len(c) != 1 || c[0] != w[0] {
-				t.Errorf("racers %v got Claimed; want only %d, the one that began the attempt", c, w[0])
-			}
-			r := nextAttempt("order-1", 2, fmt.Sprintf("owner-%02d", w[0]))
-			checkStored(t, s, "after racing new attempts", begun(old, r, got[w[0]].Now))
-			checkOneKey(t, got, r.Key)
+			inRounds(t, func(id string) {
+				old := failed(t, s, id)
+				got := race(t, s, func(i int) idempay.ReserveRequest { return nextAttempt(id, 2, fmt.Sprintf("owner-%02d", i)) })
+				w := winners(got, func(r idempay.Reservation) bool { return r.Created })
+				if len(w) != 1 {
+					t.Fatalf("%s: %d racers began attempt 2 (%v); want exactly 1", id, len(w), w)
+				}
+				if c := winners(got, func(r idempay.Reservation) bool { return r.Claimed }); len(c) != 1 || c[0] != w[0] {
+					t.Errorf("%s: racers %v got Claimed; want only %d, the one that began the attempt", id, c, w[0])
+				}
+				r := nextAttempt(id, 2, fmt.Sprintf("owner-%02d", w[0]))
+				checkStored(t, s, id+" after racing new attempts", begun(old, r, got[w[0]].Now))
+				checkOneKey(t, got, r.Key)
+			})
 		},
 	}, {
 		name: "Concurrency/racing Resolves of one record close it once",
-		rule: fmt.Sprintf("When %d callers Resolve the same open record to succeeded at once, exactly one succeeds and the others get ErrAlreadyResolved", racers),
+		rule: fmt.Sprintf("When %d callers Resolve the same open record to succeeded at once (in each of several rounds), exactly one succeeds and the others get ErrAlreadyResolved", racers),
 		run: func(t *testing.T, s idempay.KeyStore) {
-			r := reserve(t, s, request("order-1", "owner-a")).Record
-			errs := make([]error, racers)
-			together(racers, func(i int) {
-				res := resolution(r, idempay.StateSucceeded)
-				res.ProviderRef = fmt.Sprintf("ch_%02d", i)
-				errs[i] = s.Resolve(t.Context(), res)
-			})
-			winner := -1
-			for i, err := range errs {
-				switch {
-				case err == nil && winner >= 0:
-					t.Errorf("callers %d and %d both resolved the record: the second overwrote a closed outcome", winner, i)
-				case err == nil:
-					winner = i
-				case !errors.Is(err, idempay.ErrAlreadyResolved):
-					t.Errorf("Resolve by caller %d = %v; want nil or ErrAlreadyResolved", i, err)
+			inRounds(t, func(id string) {
+				r := reserve(t, s, request(id, "owner-a")).Record
+				errs := make([]error, racers)
+				together(racers, func(i int) {
+					res := resolution(r, idempay.StateSucceeded)
+					res.ProviderRef = fmt.Sprintf("ch_%02d", i)
+					errs[i] = s.Resolve(t.Context(), res)
+				})
+				winner := -1
+				for i, err := range errs {
+					switch {
+					case err == nil && winner >= 0:
+						t.Errorf("%s: callers %d and %d both resolved the record: the second overwrote a closed outcome", id, winner, i)
+					case err == nil:
+						winner = i
+					case !errors.Is(err, idempay.ErrAlreadyResolved):
+						t.Errorf("%s: Resolve by caller %d = %v; want nil or ErrAlreadyResolved", id, i, err)
+					}
 				}
-			}
-			if winner < 0 {
-				t.Fatal("no Resolve succeeded; want exactly one")
-			}
-			if got := load(t, s, "ns", "order-1"); got.ProviderRef != fmt.Sprintf("ch_%02d", winner) {
-				t.Errorf("stored ProviderRef = %q; want %q, written by the one Resolve that succeeded", got.ProviderRef, fmt.Sprintf("ch_%02d", winner))
-			}
+				if winner < 0 {
+					t.Fatalf("%s: no Resolve succeeded; want exactly one", id)
+				}
+				if got := load(t, s, "ns", id); got.ProviderRef != fmt.Sprintf("ch_%02d", winner) {
+					t.Errorf("%s: stored ProviderRef = %q; want %q, written by the one Resolve that succeeded", id, got.ProviderRef, fmt.Sprintf("ch_%02d", winner))
+				}
+			})
 		},
 	}, {
 		name:     "Concurrency/a release racing a takeover never frees the new holder's lease",

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/text/collate"
@@ -26,6 +27,10 @@ type faultyStore struct {
 
 	mu   sync.Mutex
 	recs map[string]idempay.Record
+	// inflight counts the Reserves and Resolves under way, reads the
+	// records they have read under the lock; see unlocked.
+	inflight atomic.Int32
+	reads    atomic.Int64
 	// firstClosed is when each record first closed, kept apart from the
 	// record as a column a store might add for its sweep; only the
 	// expire-first-closing defect reads it.
@@ -142,11 +147,20 @@ func (s *faultyStore) has(d string) bool { return s.defect == d }
 // clock is the store's clock, at microsecond precision.
 func (s *faultyStore) clock() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
-// unlocked drops the lock for a moment, as a store does that reads in one
-// statement and writes in another without repeating its conditions.
+// unlocked drops the lock between a check and the write that depends on
+// it, as a store does that reads in one statement and writes in another
+// without repeating its conditions. When other calls are in flight, the
+// window stays open until one of them has read the record too (or 100 ms
+// have passed), so that the store loses the races the suite sets up on a
+// loaded machine as surely as on an idle one.
 func (s *faultyStore) unlocked() {
+	seen := s.reads.Load()
 	s.mu.Unlock()
 	time.Sleep(time.Millisecond)
+	deadline := time.Now().Add(100 * time.Millisecond)
+	for s.inflight.Load() > 1 && s.reads.Load() == seen && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Microsecond)
+	}
 	s.mu.Lock()
 }
 
@@ -201,9 +215,12 @@ func (s *faultyStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (id
 	if err := idempay.CheckReserveRequest(r); err != nil && !s.has("invalid-accepted") {
 		return idempay.Reservation{}, err
 	}
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.recs[s.key(r.Namespace, r.IntentID)]
+	s.reads.Add(1)
 	if s.has("check-then-insert") && !ok {
 		s.unlocked()
 	}
@@ -316,9 +333,12 @@ func (s *faultyStore) Resolve(ctx context.Context, res idempay.Resolution) error
 		return fmt.Errorf("faulty: invalid state %q", res.State)
 	}
 	k := s.key(res.Namespace, res.IntentID)
+	s.inflight.Add(1)
+	defer s.inflight.Add(-1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.recs[k]
+	s.reads.Add(1)
 	// The owner check, which must come after the others: a lease owner
 	// that does not hold the lease loses it.
 	lost := res.LeaseOwner != "" && cur.LeaseOwner != res.LeaseOwner

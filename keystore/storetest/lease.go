@@ -50,12 +50,13 @@ func leaseCases() []testCase {
 		rule:     "A lease runs out on the store's clock at LeaseUntil exactly: Reserve by another owner is refused only while Now < LeaseUntil and claims as soon as Now ≥ LeaseUntil (polled through the end of many short leases, every refusal's Now is before the stored LeaseUntil and the claim's Now is not)",
 		parallel: true,
 		run: func(t *testing.T, s idempay.KeyStore) {
-			const lease = 3 * time.Millisecond
 			// Polling through the end of one lease lands on LeaseUntil
-			// itself only if calls are faster than a few microseconds;
-			// the loop goes on until that happened a few times or the
+			// itself only if calls take a few microseconds; the leases
+			// are short, so that many are polled, and the loop goes on
+			// until a call landed on LeaseUntil a few times or the
 			// budget is spent, so that a slower store is still checked
 			// at every instant it answered.
+			const lease = 500 * time.Microsecond
 			budget := time.Now().Add(400 * time.Millisecond)
 			onTheDot := 0
 			for i := 0; onTheDot < 3 && time.Now().Before(budget); i++ {
@@ -205,7 +206,7 @@ func leaseCases() []testCase {
 				res.ProviderRef, res.Result = "ch_1", []byte("outcome")
 				closed = append(closed, apply(t, s, "Resolve to "+string(state), r, res))
 			}
-			sleepPast(closed[0].CreatedAt.Add(shortLease))
+			sleepPast(closed[len(closed)-1].CreatedAt.Add(shortLease))
 			for _, rec := range closed {
 				for _, r := range []idempay.ReserveRequest{request(rec.IntentID, "owner-a"), request(rec.IntentID, "owner-b")} {
 					got := reserve(t, s, r)
