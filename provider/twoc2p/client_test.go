@@ -45,7 +45,7 @@ func TestTwoC2PChargeOpensPaymentThenSettlesByInquiry(t *testing.T) {
 	assert.Equal(t, ch.Key, txn.IdempotencyID, "the intent's key travels as idempotencyID")
 	assert.Equal(t, "1234.56", txn.Amount)
 	assert.Equal(t, "THB", txn.CurrencyCode)
-	rec, err := c.Lookup(ctx, "ORDER1")
+	rec, err := c.Record(ctx, "ORDER1")
 	require.NoError(t, err)
 	assert.Equal(t, idempay.StatePending, rec.State)
 
@@ -135,7 +135,7 @@ func TestTwoC2PUnansweredInquiryLeavesUnknown(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
-	rec, lerr := c.Lookup(context.Background(), "ORDER1")
+	rec, lerr := c.Record(context.Background(), "ORDER1")
 	require.NoError(t, lerr)
 	assert.Equal(t, idempay.StateOpen, rec.State, "the key is kept")
 
@@ -220,7 +220,7 @@ func TestTwoC2PDeclineIsFinal(t *testing.T) {
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, "4051", apiErr.DeclineCode)
 	}
-	rec, _ := c.Lookup(context.Background(), "ORDER1")
+	rec, _ := c.Record(context.Background(), "ORDER1")
 	assert.Equal(t, idempay.StateFailed, rec.State)
 	assert.Equal(t, 1, srv.Stats().Inquiries, "the second answer came from the store")
 }
@@ -349,7 +349,7 @@ func TestTwoC2PSecretNeverLeaks(t *testing.T) {
 	require.Error(t, err)
 	seen = append(seen, err.Error())
 	for _, id := range []string{"ORDER1", "ORDER2"} {
-		rec, _ := c.Lookup(context.Background(), id)
+		rec, _ := c.Record(context.Background(), id)
 		seen = append(seen, string(rec.Result))
 	}
 	seen = append(seen, fmt.Sprintf("%v %+v %#v", idempay.TwoC2PSigner{Secret: tc2pSecret}, idempay.TwoC2PSigner{Secret: tc2pSecret}, tc2pSecret))
