@@ -28,63 +28,56 @@
 // of 16 fills at 16 callers and still shares commits 16 at a time above.
 // BenchmarkBatchTuning measures other sizes and delays.
 //
+// # The store's clock
+//
+// Every instant in a record (CreatedAt, UpdatedAt, ClosedAt, LeaseUntil)
+// and Reservation.Now is read from the store's clock, the one clock of the
+// one process that has the file open: the wall clock read at Open and
+// advanced by the monotonic clock from then on (see WithClock).
+//
 // # Layout
 //
 // The file holds four buckets: records (the records, keyed by a
 // length-prefixed namespace followed by the intent ID), open (an index of
-// open and pending records by namespace and CreatedAt, which ListOpen reads
-// without touching closed records), closed (an index of succeeded and failed
-// records by CreatedAt, which Expire reads without touching open ones) and
-// meta (the file format version). Records use a compact versioned binary
-// layout, described in codec.go.
+// open and pending records by namespace, CreatedAt and intent ID, which
+// ListOpen pages through without touching closed records), closed (an index
+// of succeeded and failed records by ClosedAt, which Expire reads without
+// touching open ones) and meta (the file format version). Records use a
+// compact versioned binary layout, described in codec.go. Files written in
+// format 1 (up to the KeyStore contract v2) are migrated by Open.
 //
-// # Retention
-//
-// A background sweep started by Open, every DefaultSweepInterval unless
-// changed, deletes succeeded and failed records created more than the
-// retention window ago (DefaultRetention). Open and pending records are never
-// deleted: they stand for money that may have moved. Expire can also be
-// called directly.
+// # Opening
 //
 // Only one Store (one process) can have the file open at a time: bbolt
 // takes an exclusive lock on it, and Open fails after the open timeout if it
 // cannot get it. Services running several instances need a shared store.
+//
+// # Retention
+//
+// A background sweep started by Open, every DefaultSweepInterval unless
+// changed, deletes succeeded and failed records closed more than the
+// retention window ago (DefaultRetention) by the store's clock. Open and
+// pending records are never deleted: they stand for money that may have
+// moved. Expire can also be called directly.
 package filestore
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/idempay/idempay"
 	bolt "go.etcd.io/bbolt"
 )
 
-// ErrFormat is returned, wrapped, by Open when the file is a bbolt database
-// that this package did not create, or that a newer version of it wrote in a
-// format this version cannot read.
-var ErrFormat = errors.New("filestore: unknown file format")
-
-// fileFormat is the version of the file layout (buckets and keys), stored
-// in the meta bucket. Record encodings carry their own version byte.
-const fileFormat byte = 1
-
-var (
-	bucketRecords = []byte("records")
-	bucketOpen    = []byte("open")
-	bucketClosed  = []byte("closed")
-	bucketMeta    = []byte("meta")
-	metaFormat    = []byte("format")
-)
-
 // Store is a KeyStore kept in one bbolt file. It is safe for concurrent use.
 // Build it with Open and release it with Close.
 type Store struct {
-	db  *bolt.DB
-	cfg config
+	db    *bolt.DB
+	cfg   config
+	clock func() time.Time
 	// writers counts the Reserve and Resolve calls in a write
 	// transaction or waiting for one; see write.
 	writers atomic.Int64
@@ -101,7 +94,7 @@ var _ idempay.KeyStore = (*Store)(nil)
 // it does not exist, and starts the background sweep. It fails if an option
 // is invalid, if the file lock cannot be taken within the open timeout, or
 // with an error matching ErrFormat if the file is not a store file this
-// version can read.
+// version can read. A file of format 1 is migrated.
 func Open(path string, opts ...Option) (*Store, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -115,51 +108,26 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	db.MaxBatchSize = cfg.maxBatchSize
 	db.MaxBatchDelay = cfg.maxBatchDelay
-	if err := db.Update(initFile); err != nil {
+	if err := db.Update(prepare); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("filestore: open %s: %w", path, err)
 	}
-	s := &Store{db: db, cfg: cfg, sweepDone: make(chan struct{})}
+	s := &Store{db: db, cfg: cfg, clock: cfg.now, sweepDone: make(chan struct{})}
+	if s.clock == nil {
+		s.clock = storeClock()
+	}
+	s.startSweep()
+	return s, nil
+}
+
+func (s *Store) startSweep() {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopSweep = cancel
-	if cfg.sweepInterval > 0 {
+	if s.cfg.sweepInterval > 0 {
 		go s.sweep(ctx)
 	} else {
 		close(s.sweepDone)
 	}
-	return s, nil
-}
-
-// initFile creates the buckets of a new file, or checks that an existing
-// file is one of ours, in a format this version reads.
-func initFile(tx *bolt.Tx) error {
-	meta := tx.Bucket(bucketMeta)
-	if meta == nil {
-		// A file with buckets but no meta bucket belongs to someone
-		// else: writing ours into it would mix two programs' data.
-		foreign := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-			return fmt.Errorf("%w: unexpected bucket %q", ErrFormat, name)
-		})
-		if foreign != nil {
-			return foreign
-		}
-		var err error
-		if meta, err = tx.CreateBucket(bucketMeta); err != nil {
-			return err
-		}
-		if err := meta.Put(metaFormat, []byte{fileFormat}); err != nil {
-			return err
-		}
-	}
-	if v := meta.Get(metaFormat); !bytes.Equal(v, []byte{fileFormat}) {
-		return fmt.Errorf("%w: version %v, this version reads %d", ErrFormat, v, fileFormat)
-	}
-	for _, name := range [][]byte{bucketRecords, bucketOpen, bucketClosed} {
-		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // Close stops the background sweep, waiting for a sweep in progress to
