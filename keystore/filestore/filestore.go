@@ -46,11 +46,18 @@
 // compact versioned binary layout, described in codec.go. Files written in
 // format 1 (up to the KeyStore contract v2) are migrated by Open.
 //
-// # Opening
+// # Opening and leases
 //
 // Only one Store (one process) can have the file open at a time: bbolt
 // takes an exclusive lock on it, and Open fails after the open timeout if it
 // cannot get it. Services running several instances need a shared store.
+//
+// Holding the lock proves that the previous holder let go of the file. If
+// it did so without Close (it was killed or crashed), its flights are dead
+// too, and Open voids every lease in the file, so that its intents can be
+// resumed at once rather than after their leases run out. After a Close
+// the leases stand, since the process may still have flights in the air:
+// close the Client, which waits for them, before its Store.
 //
 // # Retention
 //
@@ -63,6 +70,7 @@ package filestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -81,6 +89,8 @@ type Store struct {
 	// writers counts the Reserve and Resolve calls in a write
 	// transaction or waiting for one; see write.
 	writers atomic.Int64
+	// voided is how many leases Open voided.
+	voided int
 
 	stopSweep context.CancelFunc
 	sweepDone chan struct{}
@@ -108,11 +118,15 @@ func Open(path string, opts ...Option) (*Store, error) {
 	}
 	db.MaxBatchSize = cfg.maxBatchSize
 	db.MaxBatchDelay = cfg.maxBatchDelay
-	if err := db.Update(prepare); err != nil {
+	s := &Store{db: db, cfg: cfg, clock: cfg.now, sweepDone: make(chan struct{})}
+	err = db.Update(func(tx *bolt.Tx) (err error) {
+		s.voided, err = prepare(tx)
+		return err
+	})
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("filestore: open %s: %w", path, err)
 	}
-	s := &Store{db: db, cfg: cfg, clock: cfg.now, sweepDone: make(chan struct{})}
 	if s.clock == nil {
 		s.clock = storeClock()
 	}
@@ -131,16 +145,23 @@ func (s *Store) startSweep() {
 }
 
 // Close stops the background sweep, waiting for a sweep in progress to
-// stop, and closes the file. Calls to the Store after Close fail. Close is
-// idempotent: later calls return the first call's result.
+// stop, records in the file that the store was closed rather than
+// abandoned (so the next Open keeps the leases, see the package
+// documentation) and closes the file. Calls to the Store after Close fail.
+// Close is idempotent: later calls return the first call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopSweep()
 		<-s.sweepDone
-		s.closeErr = s.db.Close()
+		s.closeErr = errors.Join(s.db.Update(markClosed), s.db.Close())
 	})
 	return s.closeErr
 }
 
 // Path returns the path of the store file.
 func (s *Store) Path() string { return s.db.Path() }
+
+// VoidedLeases returns how many leases Open voided: those of the open and
+// pending records of a previous holder that let go of the file without
+// Close (see the package documentation).
+func (s *Store) VoidedLeases() int { return s.voided }

@@ -3,6 +3,7 @@ package filestore
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/idempay/idempay"
 	bolt "go.etcd.io/bbolt"
@@ -28,6 +29,10 @@ var (
 	bucketClosed  = []byte("closed")
 	bucketMeta    = []byte("meta")
 	metaFormat    = []byte("format")
+	// metaClosedBy is written by Close and deleted by Open: its presence
+	// at Open says that the last holder closed the store rather than died
+	// (see prepare).
+	metaClosedBy = []byte("closed-by-holder")
 )
 
 // readFormat returns the file format of the file, 0 for a bbolt file with
@@ -71,21 +76,35 @@ func newFile(tx *bolt.Tx) error {
 	return nil
 }
 
-// prepare is the write transaction of Open: it creates the buckets of a
-// file that has none, and migrates a file of format 1.
-func prepare(tx *bolt.Tx) error {
+// prepare is the write transaction of Open: it creates the buckets of a file that has none, migrates a file of format 1,
+// and voids every lease in the file unless the last holder closed the
+// store (see voidLeases). It reports how many leases it voided.
+func prepare(tx *bolt.Tx) (voided int, err error) {
 	format, err := readFormat(tx)
 	switch {
 	case err != nil:
-		return err
+		return 0, err
 	case format == 0:
-		return newFile(tx)
+		return 0, newFile(tx)
 	case format == fileFormat1:
 		if err := migrate1(tx); err != nil {
-			return fmt.Errorf("migrating from file format 1: %w", err)
+			return 0, fmt.Errorf("migrating from file format 1: %w", err)
 		}
 	}
-	return nil
+	meta := tx.Bucket(bucketMeta)
+	closed := meta.Get(metaClosedBy) != nil
+	if err := meta.Delete(metaClosedBy); err != nil {
+		return 0, err
+	}
+	if closed {
+		return 0, nil
+	}
+	return voidLeases(tx)
+}
+
+// markClosed is the last write of Close.
+func markClosed(tx *bolt.Tx) error {
+	return tx.Bucket(bucketMeta).Put(metaClosedBy, []byte{1})
 }
 
 // migrate1 turns a file of format 1 into format 2, in the transaction that
@@ -114,6 +133,40 @@ func migrate1(tx *bolt.Tx) error {
 		return err
 	}
 	return tx.Bucket(bucketMeta).Put(metaFormat, []byte{fileFormat})
+}
+
+// voidLeases clears the lease of every open and pending record. Open holds
+// the file's exclusive lock, which no process can hold while another does,
+// so every earlier holder has released the file; when it did so without
+// Close (killed, crashed, or the machine stopped) its flights are dead, and
+// the intents they held can be resumed at once instead of after their
+// leases run out. After a Close the process may live on, with flights still
+// sending after their store was closed (a Client closed after its store),
+// so prepare keeps the leases then: they run out on their own.
+func voidLeases(tx *bolt.Tx) (int, error) {
+	recs := tx.Bucket(bucketRecords)
+	n := 0
+	c := tx.Bucket(bucketOpen).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		ns, id, err := splitOpenKey(k)
+		if err != nil {
+			return n, err
+		}
+		rk := recordKey(ns, id)
+		r, err := decodeEntry(rk, recs.Get(rk))
+		if err != nil {
+			return n, err
+		}
+		if r.LeaseOwner == "" && r.LeaseUntil.IsZero() {
+			continue
+		}
+		r.LeaseOwner, r.LeaseUntil = "", time.Time{}
+		if err := recs.Put(rk, encodeRecord(r)); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // decodeEntry decodes the record stored under record key k; v nil means the

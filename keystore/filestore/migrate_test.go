@@ -37,13 +37,17 @@ func copyFormat1(t *testing.T) string {
 
 // TestMigrateFormat1 opens a file written by the last version of format 1:
 // every record reads as it was written, closed ones closed at their last
-// update, and the closed index is migrated to closing times (Expire keeps an intent settled late
+// update, the leases of the process that wrote it are void, and the closed
+// index is migrated to closing times (Expire keeps an intent settled late
 // that format 1 would have expired by its creation).
 func TestMigrateFormat1(t *testing.T) {
 	path := copyFormat1(t)
 	c := &clock{now: format1Day(20).Add(7*24*time.Hour - time.Hour)}
 	s := reopen(t, path, c)
 	checkFormat1Records(t, s)
+	if n := s.VoidedLeases(); n != 3 {
+		t.Errorf("VoidedLeases = %d; want the 3 leases of the process that wrote the file", n)
+	}
 	if open := listAll(t, s, format1A, 2); len(open) != 3 || open[0].IntentID != "open-leased" || open[1].IntentID != "open-free" || open[2].IntentID != "pending-leased" {
 		t.Errorf("ListOpen(%s) = %+v; want open-leased, open-free, pending-leased", format1A, open)
 	}
@@ -93,6 +97,8 @@ func checkFormat1Records(t *testing.T, s *filestore.Store) {
 			t.Errorf("%s = %+v; want attempt 1, its key and fingerprint, %s, no creator", id, r, w.state)
 		case !r.CreatedAt.Equal(w.created) || !r.ClosedAt.Equal(w.closed) || r.ProviderRef != w.providerRef || string(r.Result) != w.res:
 			t.Errorf("%s = %+v; want created %v, closed %v, %q, %q", id, r, w.created, w.closed, w.providerRef, w.res)
+		case r.LeaseOwner != "" || !r.LeaseUntil.IsZero():
+			t.Errorf("%s leased to %q until %v; want the dead writer's lease void", id, r.LeaseOwner, r.LeaseUntil)
 		}
 	}
 	if r, err := s.Load(t.Context(), format1B, "done-39"); err != nil || r.State != idempay.StateSucceeded || r.ProviderRef != "chrg_done-39" {
@@ -105,9 +111,9 @@ func checkFormat1Records(t *testing.T, s *filestore.Store) {
 func TestFormat1RecordsAreUsable(t *testing.T) {
 	path, c := copyFormat1(t), &clock{now: format1Day(25)}
 	s := reopen(t, path, c)
-	heir := idempay.ReserveRequest{Namespace: format1A, IntentID: "open-free", Attempt: 1, Key: "key-new",
-		Fingerprint: "fp-open-free", Owner: "heir", Lease: time.Minute}
-	if res := mustReserve(t, s, heir); !res.Claimed || res.Created || res.Record.Key != "key-open-free" {
+	heir := idempay.ReserveRequest{Namespace: format1A, IntentID: "open-leased", Attempt: 1, Key: "key-new",
+		Fingerprint: "fp-open-leased", Owner: "heir", Lease: time.Minute}
+	if res := mustReserve(t, s, heir); !res.Claimed || res.Created || res.Record.Key != "key-open-leased" {
 		t.Errorf("claim of a format 1 record = %+v; want claimed with its key, not created", res)
 	}
 	next := idempay.ReserveRequest{Namespace: format1A, IntentID: "failed-early", Attempt: 2, Key: "key-2",
