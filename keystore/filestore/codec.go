@@ -2,23 +2,11 @@ package filestore
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/idempay/idempay"
 )
-
-// ErrCorrupt is returned, wrapped, when a record or index entry read from
-// the file cannot be decoded or the indexes disagree with the records. It
-// means the file was damaged or written by something other than this
-// package; the store does not try to repair it.
-var ErrCorrupt = errors.New("filestore: corrupt record")
-
-// corrupt returns an error matching ErrCorrupt with the formatted detail.
-func corrupt(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
-}
 
 // Record formats: the first byte of every encoded record. A new layout gets
 // a new number, and decodeRecord keeps reading the old ones, so that records
@@ -130,7 +118,16 @@ func appendTime(b []byte, t time.Time) []byte {
 // and is invalid once the transaction ends. Any damage is an error matching
 // ErrCorrupt.
 func decodeRecord(ns, id string, v []byte) (idempay.Record, error) {
-	d := decoder{b: v}
+	return decode(ns, id, decoder{b: v})
+}
+
+// skimRecord checks v as decodeRecord does, but returns the record with
+// its strings and bytes left empty, which saves their copies.
+func skimRecord(ns, id string, v []byte) (idempay.Record, error) {
+	return decode(ns, id, decoder{b: v, skim: true})
+}
+
+func decode(ns, id string, d decoder) (idempay.Record, error) {
 	r := idempay.Record{Namespace: ns, IntentID: id}
 	switch format := d.byte(); {
 	case d.err != nil:

@@ -35,9 +35,11 @@ func (s *Store) Expire(ctx context.Context, retention time.Duration) (int, error
 			return total, err
 		}
 		n := 0
-		err := s.db.Update(func(tx *bolt.Tx) (err error) {
-			n, err = expireChunkBefore(tx, limit)
-			return err
+		err := s.guarded(func() error {
+			return s.db.Update(func(tx *bolt.Tx) (err error) {
+				n, err = expireChunkBefore(tx, limit)
+				return err
+			})
 		})
 		total += n
 		if err != nil {

@@ -46,11 +46,24 @@
 // compact versioned binary layout, described in codec.go. Files written in
 // format 1 (up to the KeyStore contract v2) are migrated by Open.
 //
-// # Opening and leases
+// # Opening, damage and leases
 //
 // Only one Store (one process) can have the file open at a time: bbolt
 // takes an exclusive lock on it, and Open fails after the open timeout if it
 // cannot get it. Services running several instances need a shared store.
+//
+// Only a missing file is created, and atomically (see create.go), so that
+// no Open leaves an empty or partial file behind. An existing file is
+// checked before bbolt maps it (check.go) and read through once when it is
+// opened (verify.go: about a second per million records); an empty, short
+// or damaged file is refused with an error matching ErrCorrupt rather than
+// taken for a new store (every open key would be forgotten, and the next
+// charge of those intents would get a new key and may charge twice) or
+// allowed to crash the process. Later damage that bbolt trips on is
+// reported as ErrCorrupt too, and the Store then refuses every call. A meta
+// page torn by a power cut during a commit is refused as well, although
+// bbolt could fall back to the other one: a damaged meta page cannot tell
+// whether it held the later transaction, whose loss could lose a key.
 //
 // Holding the lock proves that the previous holder let go of the file. If
 // it did so without Close (it was killed or crashed), its flights are dead
@@ -72,6 +85,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,6 +104,9 @@ type Store struct {
 	// writers counts the Reserve and Resolve calls in a write
 	// transaction or waiting for one; see write.
 	writers atomic.Int64
+	// broken is set once bbolt has stopped on a damaged page; see
+	// guarded.
+	broken atomic.Pointer[error]
 	// voided is how many leases Open voided.
 	voided int
 
@@ -102,9 +120,10 @@ var _ idempay.KeyStore = (*Store)(nil)
 
 // Open opens the store file at path, creating it (and not its directory) if
 // it does not exist, and starts the background sweep. It fails if an option
-// is invalid, if the file lock cannot be taken within the open timeout, or
-// with an error matching ErrFormat if the file is not a store file this
-// version can read. A file of format 1 is migrated.
+// is invalid, if the file lock cannot be taken within the open timeout, with
+// an error matching ErrCorrupt if the file is damaged (see the package
+// documentation), or with an error matching ErrFormat if the file is not a
+// store file this version can read.
 func Open(path string, opts ...Option) (*Store, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -112,26 +131,92 @@ func Open(path string, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
-	db, err := bolt.Open(path, cfg.fileMode, &bolt.Options{Timeout: cfg.openTimeout})
+	s, err := open(path, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: open %s: %w", path, err)
-	}
-	db.MaxBatchSize = cfg.maxBatchSize
-	db.MaxBatchDelay = cfg.maxBatchDelay
-	s := &Store{db: db, cfg: cfg, clock: cfg.now, sweepDone: make(chan struct{})}
-	err = db.Update(func(tx *bolt.Tx) (err error) {
-		s.voided, err = prepare(tx)
-		return err
-	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("filestore: open %s: %w", path, err)
-	}
-	if s.clock == nil {
-		s.clock = storeClock()
 	}
 	s.startSweep()
 	return s, nil
+}
+
+// open locks and checks the file, lets bbolt open it, verifies it and
+// prepares it.
+func open(path string, cfg config) (*Store, error) {
+	f, err := lockedFile(path, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := checkFile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	s := &Store{cfg: cfg, sweepDone: make(chan struct{})}
+	err = guard(func() (err error) {
+		s.db, err = bolt.Open(path, cfg.fileMode, &bolt.Options{
+			Timeout:  cfg.openTimeout,
+			OpenFile: func(string, int, fs.FileMode) (*os.File, error) { return f, nil },
+		})
+		return err
+	})
+	if err != nil {
+		f.Close() // bbolt closed it, unless it panicked
+		return nil, err
+	}
+	if err := s.start(); err != nil {
+		guard(s.db.Close)
+		return nil, err
+	}
+	return s, nil
+}
+
+// lockedFile opens the file at path, creating a new store file first if
+// there is none, and takes its lock.
+func lockedFile(path string, cfg config) (*os.File, error) {
+	for range 3 {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := create(path, cfg); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := lockFile(f, cfg.openTimeout); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("the file keeps disappearing after being created")
+}
+
+// start verifies the file, sets the clock and prepares the file (see
+// prepare), all under guard.
+func (s *Store) start() error {
+	s.db.MaxBatchSize = s.cfg.maxBatchSize
+	s.db.MaxBatchDelay = s.cfg.maxBatchDelay
+	var last time.Time
+	err := s.guarded(func() error {
+		return s.db.View(func(tx *bolt.Tx) (err error) {
+			last, err = verify(tx)
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	s.clock = s.cfg.now
+	if s.clock == nil {
+		s.clock = storeClock(last)
+	}
+	return s.guarded(func() error {
+		return s.db.Update(func(tx *bolt.Tx) (err error) {
+			s.voided, err = prepare(tx)
+			return err
+		})
+	})
 }
 
 func (s *Store) startSweep() {
@@ -153,7 +238,11 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopSweep()
 		<-s.sweepDone
-		s.closeErr = errors.Join(s.db.Update(markClosed), s.db.Close())
+		err := s.guarded(func() error { return s.db.Update(markClosed) })
+		if s.broken.Load() != nil {
+			err = nil // reported by the calls that found it
+		}
+		s.closeErr = errors.Join(err, s.db.Close())
 	})
 	return s.closeErr
 }

@@ -76,7 +76,8 @@ func newFile(tx *bolt.Tx) error {
 	return nil
 }
 
-// prepare is the write transaction of Open: it creates the buckets of a file that has none, migrates a file of format 1,
+// prepare is the write transaction of Open, on a file verify has read: it
+// creates the buckets of a file that has none, migrates a file of format 1,
 // and voids every lease in the file unless the last holder closed the
 // store (see voidLeases). It reports how many leases it voided.
 func prepare(tx *bolt.Tx) (voided int, err error) {

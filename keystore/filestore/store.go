@@ -36,9 +36,11 @@ func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.
 	// batch below decides again under the write lock.
 	var res idempay.Reservation
 	done := false
-	err := s.db.View(func(tx *bolt.Tx) (err error) {
-		res, done, err = s.readOnly(tx, k, r)
-		return err
+	err := s.guarded(func() error {
+		return s.db.View(func(tx *bolt.Tx) (err error) {
+			res, done, err = s.readOnly(tx, k, r)
+			return err
+		})
 	})
 	if err != nil || done {
 		return res, wrapErr("reserve", r.Namespace, r.IntentID, err)
@@ -147,7 +149,8 @@ func indexBucket(tx *bolt.Tx, r idempay.Record) *bolt.Bucket {
 	return tx.Bucket(bucketOpen)
 }
 
-// write runs fn in a write transaction that concurrent writers share.
+// write runs fn in a write transaction that concurrent writers share, under
+// guard.
 //
 // A writer alone commits at once with db.Update. Only when other writes are
 // in flight does it go through db.Batch, whose first caller waits up to
@@ -156,13 +159,20 @@ func indexBucket(tx *bolt.Tx, r idempay.Record) *bolt.Bucket {
 // runtime's epoll wait has millisecond resolution), so without this bypass
 // every write of a lone caller would pay about 1 ms on top of a 0.2 ms
 // commit. fn must be safe to run more than once (see Reserve).
+//
+// In a batch, fn may run on another goroutine (the one that fills the batch
+// or its timer's), so it is guarded there too: a damaged page it reads
+// fails this call, and bbolt retries the rest of the batch without it.
 func (s *Store) write(fn func(*bolt.Tx) error) error {
-	if s.writers.Add(1) == 1 && !s.cfg.alwaysBatch {
+	safe := func(tx *bolt.Tx) error { return guard(func() error { return fn(tx) }) }
+	return s.guarded(func() error {
+		if s.writers.Add(1) == 1 && !s.cfg.alwaysBatch {
+			defer s.writers.Add(-1)
+			return s.db.Update(safe)
+		}
 		defer s.writers.Add(-1)
-		return s.db.Update(fn)
-	}
-	defer s.writers.Add(-1)
-	return s.db.Batch(fn)
+		return s.db.Batch(safe)
+	})
 }
 
 // Load returns the record of the intent, or an error matching
@@ -172,14 +182,16 @@ func (s *Store) Load(ctx context.Context, namespace, intentID string) (idempay.R
 		return idempay.Record{}, err
 	}
 	var r idempay.Record
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketRecords).Get(recordKey(namespace, intentID))
-		if v == nil {
-			return idempay.ErrNotFound
-		}
-		var err error
-		r, err = decodeRecord(namespace, intentID, v)
-		return err
+	err := s.guarded(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			v := tx.Bucket(bucketRecords).Get(recordKey(namespace, intentID))
+			if v == nil {
+				return idempay.ErrNotFound
+			}
+			var err error
+			r, err = decodeRecord(namespace, intentID, v)
+			return err
+		})
 	})
 	return r, wrapErr("load", namespace, intentID, err)
 }
