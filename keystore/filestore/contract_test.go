@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/keystore/filestore"
 )
 
 // These tests state the KeyStore contract v2 for this store until the
@@ -260,5 +261,28 @@ func TestHistorySurvivesReopen(t *testing.T) {
 	}
 	if len(got.History) != 1 || got.History[0].Result == nil || got.History[0].ClosedAt != failed.ClosedAt {
 		t.Errorf("history = %+v; want the failed attempt with its empty, non-nil result", got.History)
+	}
+}
+
+// TestStoreClockNeverGoesBack: the default clock starts no earlier than
+// the latest instant in the file, so a wall clock set back across a
+// restart cannot lengthen a lease or shorten an age.
+func TestStoreClockNeverGoesBack(t *testing.T) {
+	path := t.TempDir() + "/keys.db"
+	ahead := &clock{now: time.Now().Add(48 * time.Hour).UTC().Truncate(time.Microsecond)}
+	s := reopen(t, path, ahead)
+	mustReserve(t, s, req("ns", "a", "k", "o"))
+	s.Close()
+	s, err := filestore.Open(path, filestore.WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	res := mustReserve(t, s, req("ns", "b", "k", "o"))
+	if res.Now.Before(ahead.now) {
+		t.Errorf("store clock after reopen = %v; want no earlier than the file's latest instant %v", res.Now, ahead.now)
+	}
+	if got := mustReserve(t, s, req("ns", "b", "k", "o")); got.Now.Before(res.Now) {
+		t.Errorf("store clock went back from %v to %v", res.Now, got.Now)
 	}
 }
