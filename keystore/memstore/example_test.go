@@ -9,23 +9,18 @@ import (
 	"github.com/idempay/idempay/keystore/memstore"
 )
 
-// A second Reserve of the same intent, from another client instance, learns
-// the first key and is refused the lease while the first instance holds it.
+// A second Reserve of the same intent, from another flight, learns the first
+// key and is refused the lease while the first flight holds it.
 func Example() {
 	ctx := context.Background()
 	s := memstore.New()
-	now := time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)
-
-	first, _ := s.Reserve(ctx, idempay.Record{
-		Namespace: "stripe:acct_1", IntentID: "order-42", Key: "key-A",
-		State: idempay.StateOpen, CreatedAt: now, UpdatedAt: now,
-		LeaseOwner: "instance-1", LeaseUntil: now.Add(time.Minute),
-	})
-	second, _ := s.Reserve(ctx, idempay.Record{
-		Namespace: "stripe:acct_1", IntentID: "order-42", Key: "key-B",
-		State: idempay.StateOpen, CreatedAt: now, UpdatedAt: now.Add(time.Second),
-		LeaseOwner: "instance-2", LeaseUntil: now.Add(time.Minute),
-	})
+	req := idempay.ReserveRequest{
+		Namespace: "stripe:acct_1", IntentID: "order-42", Attempt: 1,
+		Key: "key-A", Fingerprint: "fp-1", Owner: "instance-1/flight-1", Lease: time.Minute,
+	}
+	first, _ := s.Reserve(ctx, req)
+	req.Key, req.Owner = "key-B", "instance-2/flight-7"
+	second, _ := s.Reserve(ctx, req)
 	fmt.Println(first.Created, first.Claimed, first.Record.Key)
 	fmt.Println(second.Created, second.Claimed, second.Record.Key)
 	// Output:

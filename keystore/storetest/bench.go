@@ -63,11 +63,8 @@ func benchPairs(b *testing.B, s idempay.KeyStore, conc int) {
 					return
 				}
 				id := fmt.Sprintf("bench-%09d", i)
-				// CreatedAt grows with i, as it does in production,
-				// so that ordered indexes see appends, not random
-				// inserts.
-				at := t0.Add(time.Duration(i) * us)
-				r := newRecord("bench", id, "key-"+id, fmt.Sprintf("owner-%d", g), at)
+				r := request(id, fmt.Sprintf("owner-%d", g))
+				r.Namespace = "bench"
 				start := time.Now()
 				got, err := s.Reserve(ctx, r)
 				lat[g] = append(lat[g], time.Since(start))
@@ -75,7 +72,7 @@ func benchPairs(b *testing.B, s idempay.KeyStore, conc int) {
 					b.Errorf("Reserve(%q) = created %v, %v; want a new record", id, got.Created, err)
 					return
 				}
-				res := resolution(r, idempay.StateSucceeded, at.Add(time.Millisecond))
+				res := resolution(got.Record, idempay.StateSucceeded)
 				res.ProviderRef = "pi_" + id
 				res.Result = result
 				if err := s.Resolve(ctx, res); err != nil {

@@ -10,33 +10,31 @@ import (
 func namespaceCases() []testCase {
 	return []testCase{{
 		name: "Namespace/same intent ID in two namespaces is two records",
-		rule: "Records are keyed by (Namespace, IntentID): the same intent ID under two namespaces gets two records with their own keys, and Load, Resolve and ListOpen never reach across namespaces",
+		rule: "Records are keyed by (Namespace, IntentID): the same intent ID under two namespaces gets two records with their own keys, and Reserve, Load, Resolve and ListOpen never reach across namespaces",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			a := newRecord("stripe:acct_a", "order-1", "key-a", "owner", t0)
-			b := newRecord("stripe:acct_b", "order-1", "key-b", "owner", t0.Add(us))
-			if got := reserve(t, s, a); !got.Created {
-				t.Errorf("Reserve in %q: Created = false; want true", a.Namespace)
-			}
-			if got := reserve(t, s, b); !got.Created || got.Record.Key != "key-b" {
-				t.Errorf("Reserve in %q: Created=%v key %q; want Created and key %q: the intent ID is taken only in another namespace",
-					b.Namespace, got.Created, got.Record.Key, "key-b")
-			}
-			checkStored(t, s, "record of namespace a", a)
-			checkStored(t, s, "record of namespace b", b)
+			ra, rb := request("order-1", "owner-a"), request("order-1", "owner-b")
+			ra.Namespace, rb.Namespace = "stripe:acct_a", "stripe:acct_b"
+			got := reserve(t, s, ra)
+			checkReply(t, "Reserve in "+ra.Namespace, got, true, true)
+			a := got.Record
+			got = reserve(t, s, rb)
+			checkReply(t, "Reserve of the same intent ID in "+rb.Namespace+", taken only in another namespace", got, true, true)
+			b := got.Record
+			checkStored(t, s, "record of namespace a", inserted(ra, a.CreatedAt))
+			checkStored(t, s, "record of namespace b", inserted(rb, b.CreatedAt))
 
 			// A's key must not resolve B's record, even though the
 			// intent IDs are equal.
-			cross := resolution(a, idempay.StateSucceeded, t0.Add(2*us))
+			cross := resolution(a, idempay.StateSucceeded)
 			cross.Namespace = b.Namespace
-			err := s.Resolve(t.Context(), cross)
-			if !errors.Is(err, idempay.ErrKeyMismatch) {
+			if err := s.Resolve(t.Context(), cross); !errors.Is(err, idempay.ErrKeyMismatch) {
 				t.Errorf("Resolve of namespace b's record with namespace a's key = %v; want ErrKeyMismatch", err)
 			}
-			resolve(t, s, resolution(a, idempay.StateSucceeded, t0.Add(3*us)))
+			apply(t, s, "record of namespace a, resolved", a, resolution(a, idempay.StateSucceeded))
 			checkStored(t, s, "record of namespace b after namespace a's was resolved", b)
 
-			for _, ns := range []string{a.Namespace, b.Namespace} {
-				open, err := s.ListOpen(t.Context(), ns, 0)
+			for _, ns := range []string{ra.Namespace, rb.Namespace} {
+				open, err := s.ListOpen(t.Context(), ns, idempay.Cursor{}, 100)
 				if err != nil {
 					t.Fatalf("ListOpen(%q) = %v", ns, err)
 				}
@@ -46,7 +44,7 @@ func namespaceCases() []testCase {
 					}
 				}
 				want := 0
-				if ns == b.Namespace {
+				if ns == rb.Namespace {
 					want = 1
 				}
 				if len(open) != want {

@@ -9,42 +9,14 @@ import (
 	"github.com/idempay/idempay"
 )
 
-// resolved is the record after res was applied to stored: the state (unless
-// res only releases the lease), ProviderRef and Result when given, UpdatedAt
-// from res.At, and no lease.
-func resolved(stored idempay.Record, res idempay.Resolution) idempay.Record {
-	if res.State != idempay.StateOpen {
-		stored.State = res.State
-	}
-	if res.ProviderRef != "" {
-		stored.ProviderRef = res.ProviderRef
-	}
-	if res.Result != nil {
-		stored.Result = res.Result
-	}
-	stored.UpdatedAt = res.At
-	stored.LeaseOwner = ""
-	stored.LeaseUntil = time.Time{}
-	return stored
-}
-
-// allBytes is a Result no text encoding survives: every byte value, then
-// sequences that are invalid UTF-8 (a lone continuation byte, a truncated
-// sequence, an overlong NUL, a surrogate).
-func allBytes() []byte {
-	b := make([]byte, 0, 256+10)
-	for i := range 256 {
-		b = append(b, byte(i))
-	}
-	return append(b, 0x80, 0xe2, 0x82, 0xc0, 0x80, 0xed, 0xa0, 0x80, 0xff, 0x00)
-}
+var allStates = []idempay.State{idempay.StateOpen, idempay.StatePending, idempay.StateSucceeded, idempay.StateFailed}
 
 func resolveCases() []testCase {
 	return []testCase{{
 		name: "Resolve/missing record returns ErrNotFound",
 		rule: "Resolve of an intent with no record returns an error matching ErrNotFound and creates nothing",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			res := resolution(newRecord("ns", "order-1", "key-1", "", t0), idempay.StateSucceeded, t0)
+			res := idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: "key-1", State: idempay.StateSucceeded}
 			if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrNotFound) {
 				t.Errorf("Resolve of a missing record = %v; want ErrNotFound", err)
 			}
@@ -56,12 +28,10 @@ func resolveCases() []testCase {
 		name: "Resolve/another key returns ErrKeyMismatch and changes nothing",
 		rule: "Resolve naming a key other than the stored one returns an error matching ErrKeyMismatch and leaves the record unchanged",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner", t0)).Record
-			for _, state := range []idempay.State{idempay.StateOpen, idempay.StatePending, idempay.StateSucceeded, idempay.StateFailed} {
-				res := resolution(r, state, t0.Add(time.Second))
-				res.Key = "key-2"
-				res.ProviderRef = "ch_wrong"
-				res.Result = []byte("wrong")
+			r := reserve(t, s, request("order-1", "owner-a")).Record
+			for _, state := range allStates {
+				res := resolution(r, state)
+				res.Key, res.ProviderRef, res.Result = "key-2", "ch_wrong", []byte("wrong")
 				if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrKeyMismatch) {
 					t.Errorf("Resolve to %s with another key = %v; want ErrKeyMismatch", state, err)
 				}
@@ -70,20 +40,17 @@ func resolveCases() []testCase {
 		},
 	}, {
 		name: "Resolve/closed record returns ErrAlreadyResolved and changes nothing",
-		rule: "Resolve of a succeeded or failed record returns an error matching ErrAlreadyResolved and leaves the record unchanged: a known outcome is final",
+		rule: "Resolve of a succeeded or failed record returns an error matching ErrAlreadyResolved and leaves the record unchanged, ClosedAt included: a known outcome is final",
 		run: func(t *testing.T, s idempay.KeyStore) {
 			for _, final := range []idempay.State{idempay.StateSucceeded, idempay.StateFailed} {
 				id := "order-" + string(final)
-				r := reserve(t, s, newRecord("ns", id, "key-1", "owner", t0)).Record
-				first := resolution(r, final, t0.Add(time.Second))
-				first.ProviderRef = "ch_1"
-				first.Result = []byte("first")
-				resolve(t, s, first)
-				want := resolved(r, first)
-				for _, state := range []idempay.State{idempay.StateOpen, idempay.StatePending, idempay.StateSucceeded, idempay.StateFailed} {
-					res := resolution(r, state, t0.Add(2*time.Second))
-					res.ProviderRef = "ch_2"
-					res.Result = []byte("second")
+				r := reserve(t, s, request(id, "owner-a")).Record
+				first := resolution(r, final)
+				first.ProviderRef, first.Result = "ch_1", []byte("first")
+				want := apply(t, s, "Resolve to "+string(final), r, first)
+				for _, state := range allStates {
+					res := resolution(r, state)
+					res.ProviderRef, res.Result = "ch_2", []byte("second")
 					if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrAlreadyResolved) {
 						t.Errorf("Resolve of a %s record to %s = %v; want ErrAlreadyResolved", final, state, err)
 					}
@@ -92,66 +59,116 @@ func resolveCases() []testCase {
 			}
 		},
 	}, {
-		name: "Resolve/open to pending to succeeded",
-		rule: "Resolve moves an open record to pending and a pending one to succeeded; each Resolve sets UpdatedAt to res.At and releases the lease",
+		name: "Resolve/errors come in order: not found, key, closed, then lease owner",
+		rule: "With a LeaseOwner that does not hold the lease, Resolve still returns ErrNotFound for a missing record, ErrKeyMismatch for another key and ErrAlreadyResolved for a closed record: the owner is checked last",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner", t0)).Record
-			pending := resolution(r, idempay.StatePending, t0.Add(time.Second))
-			pending.ProviderRef = "pi_3DS"
-			resolve(t, s, pending)
-			want := resolved(r, pending)
-			checkStored(t, s, "after Resolve to pending", want)
+			missing := idempay.Resolution{Namespace: "ns", IntentID: "order-0", Key: "key-0", State: idempay.StateOpen, LeaseOwner: "owner-b"}
+			if err := s.Resolve(t.Context(), missing); !errors.Is(err, idempay.ErrNotFound) {
+				t.Errorf("Resolve of a missing record by a non-holder = %v; want ErrNotFound", err)
+			}
 
-			done := resolution(r, idempay.StateSucceeded, t0.Add(2*time.Second))
+			r := reserve(t, s, request("order-1", "owner-a")).Record
+			res := release(r, "owner-b")
+			res.Key = "key-2"
+			if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrKeyMismatch) {
+				t.Errorf("Resolve with another key by a non-holder = %v; want ErrKeyMismatch", err)
+			}
+			checkStored(t, s, "a refused Resolve must not change the record", r)
+
+			done := apply(t, s, "Resolve to succeeded", r, resolution(r, idempay.StateSucceeded))
+			// owner-a held the lease until the record was closed.
+			if err := s.Resolve(t.Context(), release(r, "owner-a")); !errors.Is(err, idempay.ErrAlreadyResolved) {
+				t.Errorf("release of a closed record by its former holder = %v; want ErrAlreadyResolved", err)
+			}
+			checkStored(t, s, "a refused Resolve must not change a closed record", done)
+		},
+	}, {
+		name: "Resolve/open to pending to succeeded, stamped by the store",
+		rule: "Resolve moves an open record to pending and a pending one to succeeded; each Resolve sets UpdatedAt to the store's clock during the call and releases the lease; ClosedAt stays zero at pending and becomes that same instant at succeeded",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			r := reserve(t, s, request("order-1", "owner-a")).Record
+			pending := resolution(r, idempay.StatePending)
+			pending.ProviderRef = "pi_3DS"
+			want := apply(t, s, "after Resolve to pending", r, pending)
+
+			done := resolution(r, idempay.StateSucceeded)
 			done.Result = []byte(`{"id":"pi_3DS","status":"succeeded"}`)
-			resolve(t, s, done)
-			checkStored(t, s, "after Resolve from pending to succeeded", resolved(want, done))
+			apply(t, s, "after Resolve from pending to succeeded", want, done)
 		},
 	}, {
 		name: "Resolve/open or pending to failed",
-		rule: "Resolve moves an open or a pending record to failed, sets UpdatedAt to res.At and releases the lease",
+		rule: "Resolve moves an open or a pending record to failed, stamps UpdatedAt and ClosedAt with the store's clock and releases the lease",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner", t0)).Record
-			fail := resolution(r, idempay.StateFailed, t0.Add(time.Second))
+			r := reserve(t, s, request("order-1", "owner-a")).Record
+			fail := resolution(r, idempay.StateFailed)
 			fail.Result = []byte(`{"decline_code":"insufficient_funds"}`)
-			resolve(t, s, fail)
-			checkStored(t, s, "after Resolve from open to failed", resolved(r, fail))
+			apply(t, s, "after Resolve from open to failed", r, fail)
 
-			p := reserve(t, s, newRecord("ns", "order-2", "key-2", "owner", t0)).Record
-			resolve(t, s, resolution(p, idempay.StatePending, t0.Add(time.Second)))
-			fail = resolution(p, idempay.StateFailed, t0.Add(2*time.Second))
-			resolve(t, s, fail)
-			checkStored(t, s, "after Resolve from pending to failed",
-				resolved(resolved(p, resolution(p, idempay.StatePending, t0.Add(time.Second))), fail))
+			p := reserve(t, s, request("order-2", "owner-a")).Record
+			p = apply(t, s, "after Resolve to pending", p, resolution(p, idempay.StatePending))
+			apply(t, s, "after Resolve from pending to failed", p, resolution(p, idempay.StateFailed))
+		},
+	}, {
+		name:     "Resolve/ClosedAt is stamped on closing and zero while unsettled",
+		rule:     "ClosedAt is the zero time while a record is open or pending, through claims, releases and Resolves to pending, and becomes the store's clock at the Resolve that closes it (not its CreatedAt, however long it stayed open); a refused Resolve leaves it",
+		parallel: true,
+		run: func(t *testing.T, s idempay.KeyStore) {
+			unsettled := func(what string, rec idempay.Record) {
+				t.Helper()
+				if !rec.ClosedAt.IsZero() {
+					t.Errorf("%s: ClosedAt = %s; want the zero time, the record is %s", what, fmtTime(rec.ClosedAt), rec.State)
+				}
+			}
+			r := request("order-1", "owner-a")
+			got := reserve(t, s, r)
+			unsettled("Reserve's answer", got.Record)
+			rec := got.Record
+			rec = apply(t, s, "release", rec, release(rec, "owner-a"))
+			unsettled("after a release", load(t, s, "ns", "order-1"))
+			res := resolution(rec, idempay.StatePending)
+			res.Result = []byte("3DS")
+			rec = apply(t, s, "Resolve to pending", rec, res)
+			unsettled("after Resolve to pending", load(t, s, "ns", "order-1"))
+			b := request("order-1", "owner-b")
+			got = reserve(t, s, b)
+			unsettled("after a claim", got.Record)
+			rec = claimed(rec, b, got.Now)
+
+			// It stays open a while, so that ClosedAt cannot be
+			// mistaken for CreatedAt or the claim's UpdatedAt.
+			time.Sleep(2*ClockSlack + 10*time.Millisecond)
+			rec = apply(t, s, "Resolve to failed", rec, resolution(rec, idempay.StateFailed))
+			if got := load(t, s, "ns", "order-1"); !got.ClosedAt.After(got.CreatedAt.Add(2 * ClockSlack)) {
+				t.Errorf("ClosedAt %s of a record created at %s and closed %s later; want the closing instant", fmtTime(got.ClosedAt), fmtTime(got.CreatedAt), 2*ClockSlack+10*time.Millisecond)
+			}
+			if err := s.Resolve(t.Context(), resolution(rec, idempay.StateSucceeded)); !errors.Is(err, idempay.ErrAlreadyResolved) {
+				t.Errorf("Resolve of a failed record = %v; want ErrAlreadyResolved", err)
+			}
+			checkStored(t, s, "a refused Resolve must keep ClosedAt", rec)
 		},
 	}, {
 		name: "Resolve/State Open only releases the lease",
-		rule: "Resolve with State Open keeps the record's state (open stays open, pending stays pending), clears LeaseOwner and LeaseUntil and sets UpdatedAt",
+		rule: "Resolve with State Open keeps the record's state (open stays open, pending stays pending), clears LeaseOwner and LeaseUntil, stamps UpdatedAt and leaves ClosedAt zero",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner", t0)).Record
-			release := resolution(r, idempay.StateOpen, t0.Add(time.Second))
-			resolve(t, s, release)
-			got := load(t, s, "ns", "order-1")
-			checkRecord(t, "after Resolve with State Open on an open record", got, resolved(r, release))
-			if got.LeaseOwner != "" || !got.LeaseUntil.IsZero() {
-				t.Errorf("after release: LeaseOwner %q LeaseUntil %s; want empty and the zero time", got.LeaseOwner, fmtTime(got.LeaseUntil))
+			r := reserve(t, s, request("order-1", "owner-a")).Record
+			got := apply(t, s, "after Resolve with State Open on an open record", r, resolution(r, idempay.StateOpen))
+			if got.State != idempay.StateOpen || got.LeaseOwner != "" || !got.LeaseUntil.IsZero() {
+				t.Errorf("after a release: state %s, LeaseOwner %q, LeaseUntil %s; want open, no owner, zero time", got.State, got.LeaseOwner, fmtTime(got.LeaseUntil))
 			}
 
-			p := reserve(t, s, newRecord("ns", "order-2", "key-2", "owner", t0)).Record
-			toPending := resolution(p, idempay.StatePending, t0.Add(time.Second))
-			resolve(t, s, toPending)
-			// The pending record is claimed again by its owner, then
-			// released: the release must not turn it back into open.
-			reserve(t, s, newRecord("ns", "order-2", "key-2", "owner", t0.Add(2*time.Second)))
-			release = resolution(p, idempay.StateOpen, t0.Add(3*time.Second))
-			resolve(t, s, release)
-			checkStored(t, s, "after Resolve with State Open on a pending record", resolved(resolved(p, toPending), release))
+			p := reserve(t, s, request("order-2", "owner-a")).Record
+			p = apply(t, s, "after Resolve to pending", p, resolution(p, idempay.StatePending))
+			// The pending record is claimed again, then released: the
+			// release must not turn it back into open.
+			a := request("order-2", "owner-a")
+			p = claimed(p, a, reserve(t, s, a).Now)
+			apply(t, s, "after Resolve with State Open on a pending record", p, resolution(p, idempay.StateOpen))
 		},
 	}, {
 		name: "Resolve/empty ProviderRef and nil Result keep the stored ones",
 		rule: "Resolve keeps the stored ProviderRef when res.ProviderRef is empty and the stored Result when res.Result is nil, and replaces them otherwise (a non-nil empty Result replaces)",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner", t0)).Record
+			want := reserve(t, s, request("order-1", "owner-a")).Record
 			steps := []idempay.Resolution{
 				{State: idempay.StatePending, ProviderRef: "ch_1", Result: []byte("r1")},
 				{State: idempay.StateOpen},                                             // keeps both
@@ -159,69 +176,92 @@ func resolveCases() []testCase {
 				{State: idempay.StatePending, Result: []byte("r2")},                    // replaces the result only
 				{State: idempay.StateSucceeded, ProviderRef: "ch_3", Result: []byte{}}, // replaces both
 			}
-			want := r
 			for i, step := range steps {
-				step.Namespace, step.IntentID, step.Key = r.Namespace, r.IntentID, r.Key
-				step.At = t0.Add(time.Duration(i+1) * time.Second)
-				resolve(t, s, step)
-				want = resolved(want, step)
-				got := load(t, s, "ns", "order-1")
-				checkRecord(t, fmt.Sprintf("after Resolve step %d (%+v)", i+1, step), got, want)
+				step.Namespace, step.IntentID, step.Key = want.Namespace, want.IntentID, want.Key
+				want = apply(t, s, fmt.Sprintf("after Resolve step %d (%s, ref %q, result %q)", i+1, step.State, step.ProviderRef, step.Result), want, step)
 			}
 		},
 	}, {
 		name: "Resolve/Result bytes round-trip exactly",
 		rule: "The Result bytes written by Resolve are read back byte for byte, whatever they are (not text, not valid UTF-8)",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner", t0)).Record
-			res := resolution(r, idempay.StateSucceeded, t0.Add(time.Second))
+			r := reserve(t, s, request("order-1", "owner-a")).Record
+			res := resolution(r, idempay.StatePending)
 			res.Result = allBytes()
-			resolve(t, s, res)
-			checkStored(t, s, "binary Result", resolved(r, res))
+			r = apply(t, s, "binary Result on a pending record", r, res)
+			res = resolution(r, idempay.StateSucceeded)
+			res.Result = append(allBytes(), allBytes()...)
+			apply(t, s, "binary Result on a succeeded record", r, res)
 		},
 	}, {
-		name: "Resolve/Result is copied in and out",
-		rule: "A store keeps its own copy of Result: changing the slice given to Resolve, or the one returned by Load, afterwards does not change the stored record",
+		name: "Resolve/Result and History are copied in and out",
+		rule: "A store keeps its own copy of every Result: changing the slice given to Resolve, or the Result and History returned by Reserve or Load, afterwards does not change the stored record",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner", t0)).Record
-			res := resolution(r, idempay.StateSucceeded, t0.Add(time.Second))
+			old := failed(t, s, "order-1")
+			r := nextAttempt("order-1", 2, "owner-b")
+			got := reserve(t, s, r)
+			want := begun(old, r, got.Now)
+			res := resolution(want, idempay.StatePending)
 			res.Result = []byte("original")
-			resolve(t, s, res)
-			want := resolved(r, res)
+			want = apply(t, s, "Resolve to pending", want, res)
 			want.Result = []byte("original")
+			want.History[0].Result = []byte(`{"decline_code":"card_declined"}`)
 
 			copy(res.Result, "CHANGED!")
 			checkStored(t, s, "after the caller changed the slice it gave to Resolve", want)
-			got := load(t, s, "ns", "order-1")
-			copy(got.Result, "CHANGED!")
-			checkStored(t, s, "after the caller changed the slice Load returned", want)
+			for _, h := range got.Record.History {
+				copy(h.Result, "CHANGED!")
+			}
+			checkStored(t, s, "after the caller changed the History Reserve returned", want)
+			loaded := load(t, s, "ns", "order-1")
+			copy(loaded.Result, "CHANGED!")
+			for _, h := range loaded.History {
+				copy(h.Result, "CHANGED!")
+			}
+			checkStored(t, s, "after the caller changed the Result and History Load returned", want)
 		},
 	}, {
-		name: "Resolve/errors come in order: not found, key, closed, then lease owner",
-		rule: "With a LeaseOwner that does not hold the lease, Resolve still returns ErrNotFound for a missing record, ErrKeyMismatch for another key and ErrAlreadyResolved for a closed record: the owner is checked last",
+		name: "Resolve/Durable writes behave like any other",
+		rule: "Resolve with Durable set does what the same Resolve without it does (records the outcome, releases, stamps the store's clock) and refuses what it refuses (ErrKeyMismatch, ErrLeaseLost, ErrAlreadyResolved, changing nothing); only its durability differs",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			missing := resolution(newRecord("ns", "order-0", "key-0", "", t0), idempay.StateOpen, t0)
-			missing.LeaseOwner = "owner-b"
-			if err := s.Resolve(t.Context(), missing); !errors.Is(err, idempay.ErrNotFound) {
-				t.Errorf("Resolve of a missing record by a non-holder = %v; want ErrNotFound", err)
+			durable := func(res idempay.Resolution) idempay.Resolution { res.Durable = true; return res }
+			r := reserve(t, s, request("order-1", "owner-a")).Record
+			wrongKey := durable(resolution(r, idempay.StateSucceeded))
+			wrongKey.Key = "key-other"
+			if err := s.Resolve(t.Context(), wrongKey); !errors.Is(err, idempay.ErrKeyMismatch) {
+				t.Errorf("durable Resolve with another key = %v; want ErrKeyMismatch", err)
 			}
+			if err := s.Resolve(t.Context(), durable(release(r, "owner-b"))); !errors.Is(err, idempay.ErrLeaseLost) {
+				t.Errorf("durable release by an owner not holding the lease = %v; want ErrLeaseLost", err)
+			}
+			checkStored(t, s, "refused durable Resolves must not change the record", r)
 
-			r := reserve(t, s, newRecord("ns", "order-1", "key-1", "owner-a", t0)).Record
-			res := resolution(r, idempay.StateOpen, t0.Add(time.Second))
-			res.Key, res.LeaseOwner = "key-2", "owner-b"
-			if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrKeyMismatch) {
-				t.Errorf("Resolve with another key by a non-holder = %v; want ErrKeyMismatch", err)
+			toPending := durable(release(r, "owner-a"))
+			toPending.State, toPending.ProviderRef = idempay.StatePending, "pi_1"
+			r = apply(t, s, "durable Resolve to pending by the holder", r, toPending)
+			done := durable(resolution(r, idempay.StateSucceeded))
+			done.Result = []byte(`{"status":"succeeded"}`)
+			r = apply(t, s, "durable Resolve to succeeded", r, done)
+			for _, state := range allStates {
+				if err := s.Resolve(t.Context(), durable(resolution(r, state))); !errors.Is(err, idempay.ErrAlreadyResolved) {
+					t.Errorf("durable Resolve of a succeeded record to %s = %v; want ErrAlreadyResolved", state, err)
+				}
 			}
-			checkStored(t, s, "a refused Resolve must not change the record", r)
-
-			done := resolution(r, idempay.StateSucceeded, t0.Add(2*time.Second))
-			resolve(t, s, done)
-			res = resolution(r, idempay.StateOpen, t0.Add(3*time.Second))
-			res.LeaseOwner = "owner-a" // held the lease until the record was closed
-			if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrAlreadyResolved) {
-				t.Errorf("release of a closed record by its former holder = %v; want ErrAlreadyResolved", err)
+			checkStored(t, s, "durable Resolves of a closed record must not change it", r)
+		},
+	}, {
+		name: "Resolve/a state that is not one of the four is refused",
+		rule: "Resolve with a State that is not open, pending, succeeded or failed returns an error and changes nothing: a record in no known state would be neither listed as open nor answered as settled",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			r := reserve(t, s, request("order-1", "owner-a")).Record
+			for _, state := range []idempay.State{"", "settled", "SUCCEEDED"} {
+				res := resolution(r, state)
+				res.Result = []byte("x")
+				if err := s.Resolve(t.Context(), res); err == nil {
+					t.Errorf("Resolve to state %q returned no error", state)
+				}
 			}
-			checkStored(t, s, "a refused Resolve must not change a closed record", resolved(r, done))
+			checkStored(t, s, "Resolves to invalid states must not change the record", r)
 		},
 	}}
 }
