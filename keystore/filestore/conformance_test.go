@@ -1,10 +1,3 @@
-//go:build storetestv2
-
-// The conformance suite is being rewritten for the KeyStore contract v2 on
-// branch storetest; until it is merged, these tests build only with
-// -tags storetestv2. The tests of contract_test.go state the contract
-// for this store meanwhile.
-
 package filestore_test
 
 import (
