@@ -49,12 +49,6 @@ func timeKey(b []byte, t time.Time) []byte {
 	return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
 }
 
-// keyTime is the inverse of timeKey, on the first timeKeyLen bytes of k.
-func keyTime(k []byte) time.Time {
-	sec := int64(binary.BigEndian.Uint64(k) ^ (1 << 63))
-	return time.Unix(sec, int64(binary.BigEndian.Uint32(k[8:]))).UTC()
-}
-
 // openKey is the key of the index of open and pending records: namespace,
 // CreatedAt, intent ID. Its byte order is ListOpen's (CreatedAt, IntentID)
 // order within a namespace, since timeKey sorts as time does and Go
