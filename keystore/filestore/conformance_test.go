@@ -8,6 +8,18 @@ import (
 	"github.com/idempay/idempay/keystore/storetest"
 )
 
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) idempay.KeyStore { return open(t) })
+}
+
+// TestConformanceNoBatching runs the suite with batching off, the path a
+// store takes when every call commits alone.
+func TestConformanceNoBatching(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) idempay.KeyStore {
+		return open(t, filestore.WithMaxBatchSize(1), filestore.WithMaxBatchDelay(0))
+	})
+}
+
 // BenchmarkReserveResolve measures the store with its default options, in
 // the same shape as the other stores' benchmarks, for benchstat:
 //
