@@ -83,7 +83,7 @@ type reserveFails struct {
 	fail atomic.Bool
 }
 
-func (s *reserveFails) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservation, error) {
+func (s *reserveFails) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	if s.fail.Load() {
 		return idempay.Reservation{}, errors.New("i/o timeout")
 	}

@@ -83,7 +83,7 @@ func TestBrokenLease(t *testing.T) {
 // leaseIgnored claims every unsettled record for whoever asks.
 type leaseIgnored struct{ idempay.KeyStore }
 
-func (s leaseIgnored) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservation, error) {
+func (s leaseIgnored) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	res, err := s.KeyStore.Reserve(ctx, r)
 	if err == nil && !res.Record.State.Closed() {
 		res.Claimed = true
