@@ -45,7 +45,7 @@ func Tenancy(t *testing.T, s Store) {
 	store := s.Open(t, s.New(t))
 	clients := make([]*idempay.Client, len(tenants))
 	for k, tn := range tenants {
-		clients[k] = newClient(t, url, store, raceLease, func(cfg *idempay.Config) {
+		clients[k] = newClient(t, url, store, fleetLease, func(cfg *idempay.Config) {
 			cfg.Account, cfg.Credentials = tn.account, idempay.Secret(tn.secret)
 		})
 	}
@@ -75,7 +75,7 @@ func Tenancy(t *testing.T, s Store) {
 	}
 	st := srv.Stats()
 	// Another instance of tenant A, on the same store: answered from it.
-	other := newClient(t, url, store, raceLease, func(cfg *idempay.Config) {
+	other := newClient(t, url, store, fleetLease, func(cfg *idempay.Config) {
 		cfg.Account, cfg.Credentials = tenants[0].account, idempay.Secret(tenants[0].secret)
 	})
 	fromServer := 0

@@ -1,8 +1,3 @@
-//go:build fleetv2
-
-// internal/fleet is being ported to the KeyStore contract v2; until it is,
-// this test builds only with -tags fleetv2.
-
 package filestore_test
 
 import (

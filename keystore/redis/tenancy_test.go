@@ -1,8 +1,3 @@
-// The harness in internal/fleet is not on the KeyStore contract v2 yet;
-// these tests build with -tags idempay_fleet once it is, and the tag goes.
-
-//go:build idempay_fleet
-
 package redis
 
 import (
