@@ -42,6 +42,6 @@
 // Sizes are flags of the test binary (-fleet.intents, -fleet.procs,
 // -fleet.workers, -fleet.seed, -takeover.intents, -takeover.lease). The
 // takeover test runs on the client's default lease (5 s) unless
-// -takeover.lease says otherwise: about 13 s per store, most of it the two
-// lease terms it waits out.
+// -takeover.lease says otherwise: about 10 s per shared store, most of it
+// the lease terms it waits out (see Takeover).
 package fleet

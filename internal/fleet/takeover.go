@@ -71,8 +71,9 @@ const (
 //
 // -takeover.lease defaults to the client's default lease
 // (idempay.DefaultLease, 5 s), so that the stall each store's run reports
-// is the one a service gets by default; -takeover.lease=1s makes a quick
-// run (about 3 s instead of 13 s per store).
+// is the one a service gets by default: about 10 s for a shared store
+// (2.5 leases), 7 s for the file store. -takeover.lease=1s makes a quick
+// run (about 3 s).
 func Takeover(t *testing.T, s Store) {
 	switch childRole() {
 	case roleHolder:
@@ -373,7 +374,8 @@ func Takeover(t *testing.T, s Store) {
 	st := srv.Stats()
 	t.Logf("takeover %s: %d intents held by a process killed after %v (lease %v, renewed every %v; held %v, probed in %v): "+
 		"%d dropped before the server acted, %d crashed mid-request, %d charged with the answer lost",
-		s.Name, n, killed.Round(time.Millisecond), lease, (lease / 3).Round(time.Millisecond), hold.Round(time.Millisecond), probed.Round(time.Millisecond),
+		s.Name, n, killed.Round(time.Millisecond), lease, (lease / 3).Round(time.Millisecond),
+		hold.Round(time.Millisecond), probed.Round(time.Millisecond),
 		want[refserver.Pre], want[refserver.Mid], want[refserver.NoFault])
 	heirProbe := ""
 	if !s.Exclusive {
