@@ -234,7 +234,7 @@ func useDamaged(path string, damage func(), afterOpen bool) error {
 	if _, err := s.ListOpen(ctx, "t", idempay.Cursor{}, damageIntents); err != nil {
 		return err
 	}
-	r := idempay.ReserveRequest{Namespace: "t", IntentID: "new", Attempt: 1, Key: "k", Owner: "o", Lease: time.Minute}
+	r := idempay.ReserveRequest{Namespace: "t", IntentID: "new", Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
 	if _, err := s.Reserve(ctx, r); err != nil {
 		return err
 	}
@@ -343,7 +343,7 @@ func TestStoreRefusesCallsAfterDamage(t *testing.T) {
 	if _, err := s.Load(ctx, "t", damageID(0)); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("Load of an intact record after the damage = %v; want ErrCorrupt", err)
 	}
-	r := idempay.ReserveRequest{Namespace: "t", IntentID: "new", Attempt: 1, Key: "k", Owner: "o", Lease: time.Minute}
+	r := idempay.ReserveRequest{Namespace: "t", IntentID: "new", Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
 	if _, err := s.Reserve(ctx, r); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("Reserve after the damage = %v; want ErrCorrupt", err)
 	}

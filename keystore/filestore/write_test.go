@@ -62,7 +62,7 @@ func TestLoneWriterDoesNotWaitForBatch(t *testing.T) {
 	start := time.Now()
 	for i := range 3 {
 		_, err := s.Reserve(t.Context(), idempay.ReserveRequest{Namespace: "n", IntentID: string(rune('a' + i)), Attempt: 1,
-			Key: "k", Owner: "o", Lease: time.Minute})
+			Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
