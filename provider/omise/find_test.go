@@ -24,7 +24,7 @@ import (
 // a list longer than MaxListPages proves nothing.
 func TestFindChargePagesTheList(t *testing.T) {
 	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setup(t, fakeomise.Config{Now: clock.Now}, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
 	ctx := context.Background()
 	for i := range 250 {
 		_, err := f.client.Charge(ctx, thb(fmt.Sprintf("bulk-%03d", i), fmt.Sprintf("tokn_test_%03d", i)))
@@ -60,7 +60,7 @@ func TestFindChargePagesTheList(t *testing.T) {
 // not read, and clock skew is allowed for.
 func TestFindChargeListWindow(t *testing.T) {
 	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setup(t, fakeomise.Config{Now: clock.Now}, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
 	ctx := context.Background()
 	ch, err := f.client.Charge(ctx, thb("old", "tokn_test_old"))
 	require.NoError(t, err)
