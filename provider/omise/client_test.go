@@ -29,7 +29,7 @@ func TestChargeSucceeds(t *testing.T) {
 
 	c, ok := f.srv.Charge(ch.ID)
 	require.True(t, ok)
-	assert.Equal(t, map[string]any{"idempay_intent": "order-1", "idempay_namespace": ns, "shop": "bangkok"}, c.Metadata)
+	assert.Equal(t, map[string]any{"idempay_intent": "order-1", "idempay_namespace": ns, "idempay_key": ch.Key, "shop": "bangkok"}, c.Metadata)
 	assert.Equal(t, "Order 1", *c.Description)
 	rec, _ := f.store.Load(context.Background(), f.client.Namespace(), "order-1")
 	assert.Equal(t, ch.ID, rec.ProviderRef)

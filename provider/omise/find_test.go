@@ -35,16 +35,20 @@ func TestFindChargePagesTheList(t *testing.T) {
 	require.NoError(t, err)
 	hc := &http.Client{}
 
-	byList := rec
 	for _, id := range []string{"bulk-230", "bulk-120", "bulk-000"} { // newest page, oldest-first pass
-		byList.ProviderRef, byList.IntentID = "", id
+		// Each intent's own record: a charge is its current attempt's
+		// only under that attempt's key.
+		byList, err := f.store.Load(ctx, f.client.Namespace(), id)
+		require.NoError(t, err)
+		byList.ProviderRef = ""
 		v, err := omise.Provider{}.FindCharge(ctx, hc, f.target, byList)
 		require.NoError(t, err)
 		require.Equal(t, idempay.KindSucceeded, v.Kind, id)
 		assert.Equal(t, id, v.Charge.IntentID)
 	}
 
-	byList.IntentID = "never-charged"
+	byList := rec
+	byList.ProviderRef, byList.IntentID = "", "never-charged"
 	v, err := omise.Provider{}.FindCharge(ctx, hc, f.target, byList)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind, "a complete pass is proof")

@@ -35,7 +35,8 @@ func TestChargeSucceeds(t *testing.T) {
 	pi, ok := srv.PaymentIntent(ch.ID)
 	require.True(t, ok)
 	assert.Equal(t, "jpy", pi.Currency)
-	assert.Equal(t, map[string]string{"idempay_intent": "order-1", "idempay_namespace": ns, "idempay_confirm": "true", "shop": "tokyo"}, pi.Metadata)
+	assert.Equal(t, map[string]string{"idempay_intent": "order-1", "idempay_namespace": ns, "idempay_key": ch.Key,
+		"idempay_confirm": "true", "shop": "tokyo"}, pi.Metadata)
 	assert.Equal(t, "Order 1", *pi.Description)
 	rec, err := store.Load(context.Background(), c.Namespace(), "order-1")
 	require.NoError(t, err)

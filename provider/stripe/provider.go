@@ -14,6 +14,12 @@ const (
 	// and no other account's intent can claim it.
 	IntentMetadataKey    = wire.IntentKey
 	NamespaceMetadataKey = wire.NamespaceKey
+	// KeyMetadataKey tags the PaymentIntent with the idempotency key of
+	// the attempt that created it. An intent may take several attempts (a
+	// declined card, then another), each a PaymentIntent of its own with
+	// the intent's tags: a lookup settles the current attempt only with
+	// its own PaymentIntent, never with an earlier attempt's decline.
+	KeyMetadataKey = wire.KeyKey
 	// ConfirmMetadataKey is "true" on a PaymentIntent the adapter's own
 	// request confirmed (a ChargeRequest with a Source): its
 	// requires_payment_method with a last_payment_error is that confirm's

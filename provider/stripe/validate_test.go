@@ -17,7 +17,7 @@ func valid() idempay.ChargeRequest {
 
 func TestValidate(t *testing.T) {
 	manyKeys := map[string]string{}
-	for i := range MaxMetadataKeys - 3 {
+	for i := range MaxMetadataKeys - len(reservedKeys) {
 		manyKeys[fmt.Sprintf("k%02d", i)] = "v"
 	}
 	tooMany := map[string]string{"extra": "v"}
@@ -40,11 +40,12 @@ func TestValidate(t *testing.T) {
 		{"three-decimal ending in 0", func(r *idempay.ChargeRequest) { r.Currency, r.Amount = "KWD", 5120 }, "", "", ""},
 		{"three-decimal not ending in 0", func(r *idempay.ChargeRequest) { r.Currency, r.Amount = "KWD", 5124 }, "Amount", "", ""},
 		{"ISO and Stripe disagree (IQD)", func(r *idempay.ChargeRequest) { r.Currency = "IQD" }, "Currency", "", ""},
-		{"47 caller metadata keys", func(r *idempay.ChargeRequest) { r.Metadata = manyKeys }, "", "", ""},
-		{"48 caller metadata keys", func(r *idempay.ChargeRequest) { r.Metadata = tooMany }, "Metadata", "", ""},
+		{"46 caller metadata keys", func(r *idempay.ChargeRequest) { r.Metadata = manyKeys }, "", "", ""},
+		{"47 caller metadata keys", func(r *idempay.ChargeRequest) { r.Metadata = tooMany }, "Metadata", "", ""},
 		{"reserved metadata key", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"idempay_intent": "x"} }, "Metadata", "Metadata", ""},
 		{"reserved namespace key", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"idempay_namespace": "x"} }, "Metadata", "Metadata", ""},
 		{"reserved confirm key", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"idempay_confirm": "x"} }, "Metadata", "Metadata", ""},
+		{"reserved key key", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"idempay_key": "x"} }, "Metadata", "Metadata", ""},
 		{"metadata key of 40", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{strings.Repeat("k", 40): "v"} }, "", "", ""},
 		{"metadata key of 41", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{strings.Repeat("k", 41): "v"} }, "Metadata", "", ""},
 		{"metadata value of 500 runes", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"k": strings.Repeat("é", 500)} }, "", "", ""},
