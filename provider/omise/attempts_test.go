@@ -13,6 +13,78 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// Issue 9: a customer declined on an order tries another card on the same
+// intent. The decline is attempt 1; the other card begins attempt 2, with
+// a new key, durable before it is sent: two attempts, two keys, one
+// charge. (The fake checks every request's key is in the store first.)
+func TestDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
+	f := setup(t, fakeomise.Config{})
+	ctx := context.Background()
+	_, err := f.client.Charge(ctx, thb("o", "tokn_test_decline"))
+	require.ErrorIs(t, err, idempay.ErrDeclined)
+	require.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
+
+	ch, err := f.client.Charge(ctx, thb("o", "tokn_test_visa"))
+	require.NoError(t, err)
+	assert.Equal(t, idempay.StateSucceeded, ch.State)
+	assert.Equal(t, 2, ch.Attempt)
+	assert.Equal(t, 1, ch.Attempts)
+	keys := f.srv.Stats().KeysByIntent["o"]
+	require.Len(t, keys, 2, "two attempts, two keys")
+	assert.Equal(t, ch.Key, keys[1])
+	assert.Equal(t, 2, f.srv.Stats().Requests)
+	assert.Equal(t, 1, f.srv.Ledger().Count("o"), "one charge")
+
+	rec, err := f.client.Record(ctx, "o")
+	require.NoError(t, err)
+	assert.Equal(t, idempay.StateSucceeded, rec.State)
+	assert.Equal(t, 2, rec.Attempt)
+	assert.Equal(t, ch.ID, rec.ProviderRef)
+	require.Len(t, rec.History, 1)
+	assert.Equal(t, idempay.StateFailed, rec.History[0].State)
+	assert.Equal(t, keys[0], rec.History[0].Key)
+}
+
+// Issue 9: once an intent is paid, a charge of it with other parameters
+// (another card, another amount, a double-click with a new frontend key)
+// is answered by that success from the store, with no request to Omise:
+// no charge, no lookup.
+func TestPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
+	f := setup(t, fakeomise.Config{})
+	ctx := context.Background()
+	paid, err := f.client.Charge(ctx, thb("o", "tokn_test_visa"))
+	require.NoError(t, err)
+	before := f.srv.Stats()
+
+	otherAmount := thb("o", "tokn_test_visa")
+	otherAmount.Amount = 250000
+	newKey := thb("o", "tokn_test_visa")
+	newKey.Key = "frontend-key-after-paid"
+	for name, tc := range map[string]struct {
+		req    idempay.ChargeRequest
+		differ bool
+	}{
+		"another card":      {thb("o", "tokn_test_other"), true},
+		"a declining card":  {thb("o", "tokn_test_decline"), true},
+		"an offsite source": {thb("o", "src_test_promptpay"), true},
+		"another amount":    {otherAmount, true},
+		"a new caller key":  {newKey, false}, // the key is no parameter
+		"the same request":  {thb("o", "tokn_test_visa"), false},
+	} {
+		ch, err := f.client.Charge(ctx, tc.req)
+		require.NoError(t, err, name)
+		assert.Equal(t, paid.ID, ch.ID, name)
+		assert.Equal(t, idempay.StateSucceeded, ch.State, name)
+		assert.Equal(t, idempay.ReplayFromStore, ch.ReplayedFrom, name)
+		assert.Equal(t, tc.differ, ch.ParamsDiffer, name)
+		assert.Zero(t, ch.Attempts, name)
+	}
+	after := f.srv.Stats()
+	assert.Equal(t, before.Requests, after.Requests, "no charge request")
+	assert.Equal(t, before.Lists, after.Lists, "no lookup")
+	assert.Equal(t, 1, f.srv.Ledger().Count("o"))
+}
+
 // The guard's lookup settles the current attempt only, never with an
 // earlier one's charge. Card A is declined (charge 1, tagged with the
 // intent, failed); card B's request is lost before Omise acts. The lookup
