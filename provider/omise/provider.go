@@ -51,8 +51,10 @@ type Provider struct {
 	SavedCards bool
 
 	// ClockSkew widens the list window before the moment the intent's key
-	// was reserved, for clock differences between this host and Omise
-	// (whose charges are created after the reservation, in true time).
+	// was reserved, for clock differences between the KeyStore, whose
+	// clock stamps the reservation (Record.CreatedAt: PostgreSQL's now(),
+	// Redis's TIME, the file store's host), and Omise (whose charges are
+	// created after the reservation, in true time).
 	// A charge missed because the skew was larger is not resent into a
 	// second charge (its token was used), but it keeps the intent unknown
 	// until found. Default DefaultClockSkew.
