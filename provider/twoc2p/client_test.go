@@ -218,6 +218,8 @@ func TestTwoC2PDeclineIsFinal(t *testing.T) {
 		var apiErr *idempay.APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, "4051", apiErr.DeclineCode)
+		assert.Equal(t, http.StatusOK, apiErr.Status, "the inquiry's status, not 0")
+		assert.Equal(t, "2c2p", apiErr.Provider)
 	}
 	rec, _ := c.Record(context.Background(), "ORDER1")
 	assert.Equal(t, idempay.StateFailed, rec.State)
