@@ -39,16 +39,75 @@ type Charge struct {
 	Expired        bool           `json:"expired"`         // as the real charge object carries
 	Reversed       bool           `json:"reversed"`        // as the real charge object carries
 	Created        string         `json:"created_at"`      // ISO 8601
+	// What was charged, as Omise's real charges carry it (the fixtures in
+	// provider/omise/testdata): the card object for a card charge (a
+	// token's new card, or the saved card charged), the source object for
+	// a source charge. The source's ID, and a saved card's, are the
+	// request's Source.
+	Card   *Card   `json:"card"`
+	Source *Source `json:"source"`
 
 	account string
 	key     string
 	at      time.Time
 }
 
+// Card is the card object of a card charge, in Omise's shape (a few of
+// its fields).
+type Card struct {
+	Object      string `json:"object"` // "card"
+	ID          string `json:"id"`     // card_test_...
+	Livemode    bool   `json:"livemode"`
+	Brand       string `json:"brand"`
+	LastDigits  string `json:"last_digits"`
+	Fingerprint string `json:"fingerprint"`
+	Name        string `json:"name"`
+}
+
+// Source is the source object of a source charge, in Omise's shape (a few
+// of its fields).
+type Source struct {
+	Object   string `json:"object"` // "source"
+	ID       string `json:"id"`     // src_..., as sent
+	Livemode bool   `json:"livemode"`
+	Type     string `json:"type"` // e.g. "promptpay"
+	Flow     string `json:"flow"` // "offline" or "redirect"
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+}
+
 func (c *Charge) clone() Charge {
 	out := *c
 	out.Metadata = maps.Clone(c.Metadata)
+	if c.Card != nil {
+		card := *c.Card
+		out.Card = &card
+	}
+	if c.Source != nil {
+		src := *c.Source
+		out.Source = &src
+	}
 	return out
+}
+
+// chargedWith is the card or source object of the charge p creates: a
+// token becomes a new card, a card ID is that card, a customer alone is
+// charged on its default card.
+func chargedWith(p createParams) (*Card, *Source) {
+	if p.source != "" {
+		typ, flow := "promptpay", "offline"
+		if strings.Contains(p.source, "3ds") || strings.Contains(p.source, "internet_banking") {
+			typ, flow = "internet_banking_bbl", "redirect"
+		}
+		return nil, &Source{Object: "source", ID: p.source, Type: typ, Flow: flow, Amount: p.amount,
+			Currency: strings.ToUpper(p.currency)}
+	}
+	id := p.card
+	if !strings.HasPrefix(id, "card_") {
+		id = newID("card")
+	}
+	return &Card{Object: "card", ID: id, Brand: "Visa", LastDigits: "4242", Fingerprint: newID("fp"),
+		Name: "JOHN DOE"}, nil
 }
 
 // charged reports whether the charge moved money or holds an authorisation.
@@ -82,6 +141,7 @@ func newCharge(p createParams, account, key string, now time.Time) *Charge {
 		Currency: strings.ToUpper(p.currency), Metadata: meta, Capture: p.capture,
 		Created: now.UTC().Format(time.RFC3339), account: account, key: key, at: now}
 	c.Description, c.ReturnURI, c.Customer = optional(p.description), optional(p.returnURI), optional(p.customer)
+	c.Card, c.Source = chargedWith(p)
 	what := strings.ToLower(p.card + p.source)
 	switch {
 	case strings.Contains(what, "decline"):

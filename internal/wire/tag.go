@@ -16,6 +16,13 @@ const (
 	// provider and account. Tags written before it existed carry the
 	// intent alone.
 	NamespaceKey = "idempay_namespace"
+	// KeyKey holds the idempotency key of the attempt that made the
+	// charge. An intent may take several attempts (a declined card, then
+	// another), each with its own key, and every charge of them carries
+	// the intent's tags: only the key tells a lookup for the current
+	// attempt which one is its. Tags written before attempts existed carry
+	// no key; such a charge can only be an intent's first attempt's.
+	KeyKey = "idempay_key"
 )
 
 // ErrLegacyTag is wrapped by the adapters' lookups when the only charge
@@ -24,10 +31,11 @@ const (
 // nothing, so the intent stays unknown.
 var ErrLegacyTag = errors.New("charge tagged with the intent alone (no namespace): it may be another account's")
 
-// SetTags tags the form with the intent and, if it is set, the namespace
-// of t, and adds the caller's metadata.
-func SetTags(f url.Values, t idempay.Target, intentID string, metadata map[string]string) {
+// SetTags tags the form with the intent, the attempt's idempotency key
+// and, if it is set, the namespace of t, and adds the caller's metadata.
+func SetTags(f url.Values, t idempay.Target, intentID, key string, metadata map[string]string) {
 	f.Set("metadata["+IntentKey+"]", intentID)
+	SetIf(f, "metadata["+KeyKey+"]", key)
 	SetIf(f, "metadata["+NamespaceKey+"]", t.Namespace)
 	for k, v := range metadata {
 		f.Set("metadata["+k+"]", v)
@@ -41,13 +49,16 @@ type Tags struct {
 	Intent       string
 	Namespace    string
 	HasNamespace bool
+	Key          string // the idempotency key of the attempt that made the charge
+	HasKey       bool
 }
 
 // Owner says whose a charge is, by its tags.
 type Owner int
 
 const (
-	// Foreign: tagged for another intent or namespace, or not tagged.
+	// Foreign: tagged for another intent, namespace or attempt, or not
+	// tagged.
 	Foreign Owner = iota
 	// Own: tagged with the record's namespace and intent.
 	Own
@@ -57,12 +68,22 @@ const (
 	Legacy
 )
 
-// OwnerOf classifies tags against the record a lookup is for. A record
-// without a namespace (an adapter called with a hand-made Target) has
-// nothing to compare, so an intent tag alone is its own.
+// OwnerOf classifies tags against the record a lookup is for: its
+// current attempt. A charge of another attempt of the intent (tagged with
+// another key, or with none while the record is past its first attempt)
+// is Foreign: it says nothing of the current attempt, and a decline of an
+// earlier card taken for the current one would call failed a charge that
+// may have moved money. A record without a namespace (an adapter called
+// with a hand-made Target) has nothing to compare, so an intent tag alone
+// is its own; one without a key (a hand-made record) cannot tell its
+// attempts apart, so any key is.
 func OwnerOf(tags Tags, rec idempay.Record) Owner {
 	switch {
 	case tags.Intent != rec.IntentID:
+		return Foreign
+	case tags.HasKey && rec.Key != "" && tags.Key != rec.Key:
+		return Foreign
+	case !tags.HasKey && rec.Attempt > 1:
 		return Foreign
 	case tags.HasNamespace && tags.Namespace == rec.Namespace:
 		return Own

@@ -45,7 +45,8 @@ func (c charge) meta(key string) (string, bool) {
 func (c charge) tags() wire.Tags {
 	intent, _ := c.meta(IntentMetadataKey)
 	ns, hasNS := c.meta(NamespaceMetadataKey)
-	return wire.Tags{Intent: intent, Namespace: ns, HasNamespace: hasNS}
+	key, hasKey := c.meta(KeyMetadataKey)
+	return wire.Tags{Intent: intent, Namespace: ns, HasNamespace: hasNS, Key: key, HasKey: hasKey}
 }
 
 // parseCharge reads a charge body; ok is false when the body is not one.

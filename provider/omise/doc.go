@@ -2,8 +2,10 @@
 //
 // A charge is one POST /charges, form-encoded, authenticated with HTTP
 // Basic (the secret key as user, an empty password) under Omise-Version
-// 2019-05-29, tagged with the intent ID and the Client's namespace in
-// metadata[idempay_intent] and metadata[idempay_namespace]. The
+// 2019-05-29, tagged with the intent ID, the Client's namespace and the
+// attempt's key in metadata[idempay_intent], metadata[idempay_namespace]
+// and metadata[idempay_key]; a lookup settles the current attempt only
+// with a charge under its key. The
 // intent's key is sent as Idempotency-Key too, but Omise documents neither
 // de-duplication by key nor a replay header, so nothing relies on it:
 // Provider implements idempay.LookupGuard, and the Client asks FindCharge

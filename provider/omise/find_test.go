@@ -24,7 +24,7 @@ import (
 // a list longer than MaxListPages proves nothing.
 func TestFindChargePagesTheList(t *testing.T) {
 	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setup(t, fakeomise.Config{Now: clock.Now}, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
 	ctx := context.Background()
 	for i := range 250 {
 		_, err := f.client.Charge(ctx, thb(fmt.Sprintf("bulk-%03d", i), fmt.Sprintf("tokn_test_%03d", i)))
@@ -35,16 +35,20 @@ func TestFindChargePagesTheList(t *testing.T) {
 	require.NoError(t, err)
 	hc := &http.Client{}
 
-	byList := rec
 	for _, id := range []string{"bulk-230", "bulk-120", "bulk-000"} { // newest page, oldest-first pass
-		byList.ProviderRef, byList.IntentID = "", id
+		// Each intent's own record: a charge is its current attempt's
+		// only under that attempt's key.
+		byList, err := f.store.Load(ctx, f.client.Namespace(), id)
+		require.NoError(t, err)
+		byList.ProviderRef = ""
 		v, err := omise.Provider{}.FindCharge(ctx, hc, f.target, byList)
 		require.NoError(t, err)
 		require.Equal(t, idempay.KindSucceeded, v.Kind, id)
 		assert.Equal(t, id, v.Charge.IntentID)
 	}
 
-	byList.IntentID = "never-charged"
+	byList := rec
+	byList.ProviderRef, byList.IntentID = "", "never-charged"
 	v, err := omise.Provider{}.FindCharge(ctx, hc, f.target, byList)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind, "a complete pass is proof")
@@ -60,7 +64,7 @@ func TestFindChargePagesTheList(t *testing.T) {
 // not read, and clock skew is allowed for.
 func TestFindChargeListWindow(t *testing.T) {
 	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setup(t, fakeomise.Config{Now: clock.Now}, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
 	ctx := context.Background()
 	ch, err := f.client.Charge(ctx, thb("old", "tokn_test_old"))
 	require.NoError(t, err)

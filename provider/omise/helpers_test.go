@@ -69,11 +69,38 @@ type fixture struct {
 
 func setup(t *testing.T, cfg fakeomise.Config, mods ...func(*idempay.Config)) fixture {
 	t.Helper()
-	store := memstore.New()
+	return setupStore(t, memstore.New(), cfg, mods...)
+}
+
+// setupOnClock is setup with the KeyStore and the fake Omise on one clock,
+// which the test moves: every time in a record (the reservation a lookup's
+// list window starts from, a key's age) is the store's, and Omise stamps
+// its charges in true time, as the store does in production.
+func setupOnClock(t *testing.T, cfg fakeomise.Config, now func() time.Time, mods ...func(*idempay.Config)) fixture {
+	t.Helper()
+	cfg.Now = now
+	return setupStore(t, memstore.New(memstore.WithClock(now)), cfg, mods...)
+}
+
+func setupStore(t *testing.T, store idempay.KeyStore, cfg fakeomise.Config, mods ...func(*idempay.Config)) fixture {
+	t.Helper()
 	srv, base := startFake(t, store, cfg)
 	u, _ := url.Parse(base)
 	return fixture{srv: srv, client: newClient(t, base, store, mods...), store: store,
 		target: idempay.Target{BaseURL: u, Credentials: secret, Namespace: ns}}
+}
+
+// requirePending checks the answer of a charge that waits for the
+// customer (3-D Secure, an offsite source): the pending charge together
+// with an error matching idempay.ErrPending, whose outcome is pending
+// (never succeeded). It returns the charge.
+func requirePending(t *testing.T, ch *idempay.Charge, err error) *idempay.Charge {
+	t.Helper()
+	require.ErrorIs(t, err, idempay.ErrPending)
+	require.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
+	require.NotNil(t, ch, "a pending charge comes with what the customer must be shown")
+	require.Equal(t, idempay.StatePending, ch.State)
+	return ch
 }
 
 func thb(id, token string) idempay.ChargeRequest {

@@ -12,11 +12,15 @@ import (
 const DefaultVersion = "2019-05-29"
 
 // The metadata keys that tag every charge with the KeyStore record it was
-// made for, so that it can be found by listing: the intent ID and the
-// Client's namespace (provider and account). Callers may not set them.
+// made for, so that it can be found by listing: the intent ID, the
+// Client's namespace (provider and account) and the idempotency key of the
+// attempt that made it (an intent may take several attempts, a declined
+// card then another, and a lookup settles the current attempt only with
+// its own charge). Callers may not set them.
 const (
 	IntentMetadataKey    = wire.IntentKey
 	NamespaceMetadataKey = wire.NamespaceKey
+	KeyMetadataKey       = wire.KeyKey
 )
 
 // ErrLegacyTag: the only charge a lookup found for an intent is tagged with
@@ -47,8 +51,10 @@ type Provider struct {
 	SavedCards bool
 
 	// ClockSkew widens the list window before the moment the intent's key
-	// was reserved, for clock differences between this host and Omise
-	// (whose charges are created after the reservation, in true time).
+	// was reserved, for clock differences between the KeyStore, whose
+	// clock stamps the reservation (Record.CreatedAt: PostgreSQL's now(),
+	// Redis's TIME, the file store's host), and Omise (whose charges are
+	// created after the reservation, in true time).
 	// A charge missed because the skew was larger is not resent into a
 	// second charge (its token was used), but it keeps the intent unknown
 	// until found. Default DefaultClockSkew.

@@ -57,7 +57,7 @@ func (p Provider) Validate(req idempay.ChargeRequest) error {
 	}
 	for k := range req.Metadata {
 		switch {
-		case k == IntentMetadataKey || k == NamespaceMetadataKey:
+		case k == IntentMetadataKey || k == NamespaceMetadataKey || k == KeyMetadataKey:
 			return wire.Invalid("Metadata", "key %q is reserved for idempay's tags", k)
 		case strings.ContainsAny(k, "[]"):
 			return wire.Invalid("Metadata", "key %q has square brackets, which the form encoding cannot carry", k)

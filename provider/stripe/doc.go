@@ -3,15 +3,17 @@
 // A charge is one POST /v1/payment_intents, form-encoded, created and
 // confirmed in one step when a payment method is given, carrying the
 // intent's idempotency key in the Idempotency-Key header, and tagged with
-// the intent ID and the Client's namespace in metadata[idempay_intent] and
-// metadata[idempay_namespace] (and metadata[idempay_confirm]=true when the
+// the intent ID, the Client's namespace and the attempt's key in
+// metadata[idempay_intent], metadata[idempay_namespace] and
+// metadata[idempay_key] (and metadata[idempay_confirm]=true when the
 // request confirms). Stripe de-duplicates by key for 24 hours and
 // replays the stored answer (500s included) with Idempotent-Replayed: true,
 // so idempay resends the same key freely within that window and never
 // after it: an intent left unknown past Config.KeyRetention is settled by
 // searching PaymentIntents by their idempay_intent metadata, and accepting
-// only those tagged with the record's namespace too (see
-// Provider.LegacyNamespace for PaymentIntents tagged before namespaces).
+// only those tagged with the record's namespace and its current attempt's
+// key too (see Provider.LegacyNamespace for PaymentIntents tagged before
+// namespaces).
 //
 //	client, err := idempay.New(idempay.Config{
 //		BaseURL:     "https://api.stripe.com",

@@ -63,9 +63,29 @@ func newClient(t *testing.T, url string, store idempay.KeyStore, mods ...func(*i
 
 func setup(t *testing.T, cfg fakestripe.Config, mods ...func(*idempay.Config)) (*fakestripe.Server, *idempay.Client, idempay.KeyStore) {
 	t.Helper()
-	store := memstore.New()
+	return setupStore(t, memstore.New(), cfg, mods...)
+}
+
+// setupStore is setup on a given store: one whose clock the test moves
+// (memstore.WithClock), since every age of a key is read on the store's
+// clock.
+func setupStore(t *testing.T, store idempay.KeyStore, cfg fakestripe.Config, mods ...func(*idempay.Config)) (*fakestripe.Server, *idempay.Client, idempay.KeyStore) {
+	t.Helper()
 	srv, url := startFake(t, store, cfg)
 	return srv, newClient(t, url, store, mods...), store
+}
+
+// requirePending checks the answer of a charge that waits for the
+// customer: the pending charge together with an error matching
+// idempay.ErrPending, whose outcome is pending (never succeeded). It
+// returns the charge.
+func requirePending(t *testing.T, ch *idempay.Charge, err error) *idempay.Charge {
+	t.Helper()
+	require.ErrorIs(t, err, idempay.ErrPending)
+	require.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
+	require.NotNil(t, ch, "a pending charge comes with what the customer must be shown")
+	require.Equal(t, idempay.StatePending, ch.State)
+	return ch
 }
 
 func order(id, pm string) idempay.ChargeRequest {

@@ -45,7 +45,8 @@ func (e *stripeError) apiError() *idempay.APIError {
 // are strings, so a key present is a tag.
 func (pi paymentIntent) tags() wire.Tags {
 	ns, hasNS := pi.Metadata[NamespaceMetadataKey]
-	return wire.Tags{Intent: pi.Metadata[IntentMetadataKey], Namespace: ns, HasNamespace: hasNS}
+	key, hasKey := pi.Metadata[KeyMetadataKey]
+	return wire.Tags{Intent: pi.Metadata[IntentMetadataKey], Namespace: ns, HasNamespace: hasNS, Key: key, HasKey: hasKey}
 }
 
 // parseIntent reads a PaymentIntent body; ok is false when the body is

@@ -14,6 +14,12 @@ const (
 	// and no other account's intent can claim it.
 	IntentMetadataKey    = wire.IntentKey
 	NamespaceMetadataKey = wire.NamespaceKey
+	// KeyMetadataKey tags the PaymentIntent with the idempotency key of
+	// the attempt that created it. An intent may take several attempts (a
+	// declined card, then another), each a PaymentIntent of its own with
+	// the intent's tags: a lookup settles the current attempt only with
+	// its own PaymentIntent, never with an earlier attempt's decline.
+	KeyMetadataKey = wire.KeyKey
 	// ConfirmMetadataKey is "true" on a PaymentIntent the adapter's own
 	// request confirmed (a ChargeRequest with a Source): its
 	// requires_payment_method with a last_payment_error is that confirm's
@@ -46,9 +52,30 @@ type Provider struct {
 }
 
 var (
-	_ idempay.Provider = Provider{}
-	_ idempay.Finder   = Provider{}
+	_ idempay.Provider      = Provider{}
+	_ idempay.Finder        = Provider{}
+	_ idempay.SecretFielder = Provider{}
 )
 
 // Name is "stripe": the provider part of every KeyStore namespace.
 func (Provider) Name() string { return "stripe" }
+
+// secretFields are the members of a PaymentIntent that are secrets:
+//
+//   - client_secret confirms and reads the PaymentIntent from a frontend
+//     with the publishable key; Stripe asks that it be neither stored nor
+//     logged. A caller that creates an unconfirmed PaymentIntent (no
+//     Source) for its frontend to confirm retrieves it by Charge.ID with
+//     its secret key: Charge.Raw no longer carries it.
+//   - payment_method and source name what was charged: the request's
+//     Source, or the PaymentMethod Stripe made of it (a test card alias
+//     and a token come back as a new pm_ ID, which redacting the Source
+//     does not catch). A saved one can be charged again with the secret
+//     key.
+var secretFields = []string{"client_secret", "payment_method", "source"}
+
+// SecretFields lists the members of Stripe's answers that the Client
+// replaces by "[redacted]", wherever they appear, before it keeps an
+// answer in Charge.Raw (and so in the KeyStore): client_secret,
+// payment_method and source.
+func (Provider) SecretFields() []string { return append([]string(nil), secretFields...) }

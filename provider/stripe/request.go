@@ -19,7 +19,7 @@ const paymentIntentsPath = "/v1/payment_intents"
 // is the same bytes on every retry and every restart, as Stripe's
 // parameter comparison under one key requires.
 func (p Provider) NewChargeRequest(ctx context.Context, t idempay.Target, req idempay.ChargeRequest, key string) (*http.Request, error) {
-	form, err := chargeForm(t, req)
+	form, err := chargeForm(t, req, key)
 	if err != nil {
 		return nil, err
 	}
@@ -42,11 +42,11 @@ func (p Provider) authorize(r *http.Request, t idempay.Target) {
 	}
 }
 
-// chargeForm returns the form parameters of the PaymentIntent that req creates:
-// amount (in Stripe's units), currency (lower case),
-// metadata[idempay_intent] and metadata[idempay_namespace] (t's namespace)
-// with the caller's metadata, customer, description, and every Extra
-// parameter. With a Source it also sets payment_method, confirm=true,
+// chargeForm returns the form parameters of the PaymentIntent that req creates
+// under key: amount (in Stripe's units), currency (lower case),
+// metadata[idempay_intent], metadata[idempay_key] (the attempt's key) and
+// metadata[idempay_namespace] (t's namespace) with the caller's metadata,
+// customer, description, and every Extra parameter. With a Source it also sets payment_method, confirm=true,
 // metadata[idempay_confirm]=true, and return_url if given; without a
 // ReturnURL and without payment method settings in Extra it adds
 // automatic_payment_methods[enabled]=true and
@@ -54,7 +54,7 @@ func (p Provider) authorize(r *http.Request, t idempay.Target) {
 // to confirm with redirect-capable methods enabled (its default) and
 // nowhere to return to. Without a Source the PaymentIntent is created
 // unconfirmed, for the customer to confirm on the client side.
-func chargeForm(t idempay.Target, req idempay.ChargeRequest) (url.Values, error) {
+func chargeForm(t idempay.Target, req idempay.ChargeRequest, key string) (url.Values, error) {
 	amount, err := toStripe(req.Currency, req.Amount)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func chargeForm(t idempay.Target, req idempay.ChargeRequest) (url.Values, error)
 	f := url.Values{}
 	f.Set("amount", strconv.FormatInt(amount, 10))
 	f.Set("currency", strings.ToLower(req.Currency))
-	wire.SetTags(f, t, req.IntentID, req.Metadata)
+	wire.SetTags(f, t, req.IntentID, key, req.Metadata)
 	wire.SetIf(f, "customer", req.Customer)
 	wire.SetIf(f, "description", req.Description)
 	for k, v := range req.Extra {

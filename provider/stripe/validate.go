@@ -18,8 +18,8 @@ const (
 	// in Stripe's units (see Exponent).
 	MaxAmount = 99_999_999
 	// MaxMetadataKeys counts every metadata key, idempay's included
-	// (idempay_intent, idempay_namespace, idempay_confirm), so a caller may
-	// set three fewer.
+	// (idempay_intent, idempay_namespace, idempay_key, idempay_confirm), so
+	// a caller may set four fewer.
 	MaxMetadataKeys = 50
 	// MaxMetadataKeyLength and MaxMetadataValueLength are in characters.
 	MaxMetadataKeyLength   = 40
@@ -52,7 +52,8 @@ var ownParams = map[string]bool{"amount": true, "currency": true, "confirm": tru
 	"customer": true, "description": true, "return_url": true, "metadata": true}
 
 // reservedKeys are the metadata keys the adapter sets.
-var reservedKeys = map[string]bool{IntentMetadataKey: true, NamespaceMetadataKey: true, ConfirmMetadataKey: true}
+var reservedKeys = map[string]bool{IntentMetadataKey: true, NamespaceMetadataKey: true, KeyMetadataKey: true,
+	ConfirmMetadataKey: true}
 
 var (
 	formName = regexp.MustCompile(`^[a-z_]+(\[[a-z0-9_]+\])*$`)

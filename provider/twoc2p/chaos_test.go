@@ -69,11 +69,13 @@ func TestChaosTwoC2P(t *testing.T) {
 	var mu sync.Mutex
 	last := map[string]*idempay.Charge{}
 	rep := chaos.Run(t, chaos.Config{
-		Intents: *chaosIntents, Workers: 16, Server: tc2pView{srv}, Intent: intent,
+		// Every token request opens a payment that waits for the customer:
+		// pending is the settled answer here, never a success.
+		Intents: *chaosIntents, Workers: 16, Server: tc2pView{srv}, Intent: intent, Pending: true,
 		Charge: func(ctx context.Context, i int) (*idempay.Charge, error) {
 			req := idempay.ChargeRequest{IntentID: intent(i), Amount: amount(i), Currency: "THB"}
 			ch, err := c.Charge(ctx, req)
-			if err == nil {
+			if o := idempay.OutcomeOf(err); o == idempay.OutcomeSucceeded || o == idempay.OutcomePending {
 				mu.Lock()
 				last[req.IntentID] = ch
 				mu.Unlock()
@@ -83,6 +85,8 @@ func TestChaosTwoC2P(t *testing.T) {
 	})
 
 	st := srv.Stats()
+	require.Equal(t, *chaosIntents, rep.Pending+rep.Settled, "every intent pending, on the first pass or the second")
+	require.Zero(t, rep.Succeeded, "nobody has paid yet: nothing may read as succeeded")
 	require.NoError(t, srv.Check())
 	require.Equal(t, *chaosIntents, srv.Len(), "one transaction per intent and none besides")
 	require.Zero(t, st.Existing, "no token request met an existing invoice: every resend followed a not-found")

@@ -34,7 +34,7 @@ func TestTwoC2PChargeOpensPaymentThenSettlesByInquiry(t *testing.T) {
 	ctx := context.Background()
 
 	ch, err := c.Charge(ctx, tc2pOrder("ORDER1"))
-	require.NoError(t, err)
+	requirePending(t, ch, err)
 	assert.Equal(t, idempay.StatePending, ch.State, "a payment token is not a payment")
 	assert.False(t, ch.Replayed)
 	assert.Equal(t, 1, ch.Attempts)
@@ -51,8 +51,7 @@ func TestTwoC2PChargeOpensPaymentThenSettlesByInquiry(t *testing.T) {
 
 	// Not paid yet: charging again asks Payment Inquiry, sends no token request.
 	ch, err = c.Charge(ctx, tc2pOrder("ORDER1"))
-	require.NoError(t, err)
-	assert.Equal(t, idempay.StatePending, ch.State)
+	requirePending(t, ch, err)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
 
 	// The customer pays; the next Charge learns it from the inquiry.
@@ -101,7 +100,7 @@ func TestTwoC2PLostAnswers(t *testing.T) {
 			srv.InjectToken("ORDER1", tc.fault)
 			c := tc2pClient(t, url, store)
 			ch, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
-			require.NoError(t, err)
+			requirePending(t, ch, err)
 			assert.Equal(t, idempay.StatePending, ch.State)
 			assert.Equal(t, tc.from, ch.ReplayedFrom)
 			st := srv.Stats()
@@ -140,7 +139,7 @@ func TestTwoC2PUnansweredInquiryLeavesUnknown(t *testing.T) {
 	assert.Equal(t, idempay.StateOpen, rec.State, "the key is kept")
 
 	ch, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
-	require.NoError(t, err)
+	requirePending(t, ch, err)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
 	assert.Equal(t, rec.Key, ch.Key)
 	st := srv.Stats()
@@ -156,11 +155,11 @@ func TestTwoC2PExistingInvoiceIsSettledByInquiry(t *testing.T) {
 	srv, url := tc2pServe(t, fake2c2p.Config{}, nil, nil)
 	req := tc2pOrder("ORDER1")
 	req.Key = "caller-key-1"
-	_, err := tc2pClient(t, url, memstore.New()).Charge(context.Background(), req)
-	require.NoError(t, err)
-
 	ch, err := tc2pClient(t, url, memstore.New()).Charge(context.Background(), req)
-	require.NoError(t, err)
+	requirePending(t, ch, err)
+
+	ch, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), req)
+	requirePending(t, ch, err)
 	assert.Equal(t, idempay.StatePending, ch.State)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
 	assert.Equal(t, 1, ch.Attempts)
@@ -170,10 +169,10 @@ func TestTwoC2PExistingInvoiceIsSettledByInquiry(t *testing.T) {
 
 	// With plain error answers too.
 	srv, url = tc2pServe(t, fake2c2p.Config{PlainErrors: true}, nil, nil)
-	_, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), req)
-	require.NoError(t, err)
 	ch, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), req)
-	require.NoError(t, err)
+	requirePending(t, ch, err)
+	ch, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), req)
+	requirePending(t, ch, err)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
 	assert.Equal(t, 1, srv.Stats().Existing)
 }
@@ -183,8 +182,8 @@ func TestTwoC2PExistingInvoiceIsSettledByInquiry(t *testing.T) {
 // a new key) is never claimed as this intent's charge, nor called failed.
 func TestTwoC2PInvoiceOfAnotherKeyIsUnknown(t *testing.T) {
 	srv, url := tc2pServe(t, fake2c2p.Config{}, nil, nil)
-	_, err := tc2pClient(t, url, memstore.New()).Charge(context.Background(), tc2pOrder("ORDER1"))
-	require.NoError(t, err)
+	ch, err := tc2pClient(t, url, memstore.New()).Charge(context.Background(), tc2pOrder("ORDER1"))
+	requirePending(t, ch, err)
 
 	_, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), tc2pOrder("ORDER1"))
 	require.Error(t, err)
@@ -195,10 +194,10 @@ func TestTwoC2PInvoiceOfAnotherKeyIsUnknown(t *testing.T) {
 	// Without the echo the inquiry cannot tell, and the found invoice
 	// settles the intent: documented, and why the echo check exists.
 	srv, url = tc2pServe(t, fake2c2p.Config{NoIdempotencyEcho: true}, nil, nil)
-	_, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), tc2pOrder("ORDER1"))
-	require.NoError(t, err)
-	ch, err := tc2pClient(t, url, memstore.New()).Charge(context.Background(), tc2pOrder("ORDER1"))
-	require.NoError(t, err)
+	ch, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), tc2pOrder("ORDER1"))
+	requirePending(t, ch, err)
+	ch, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), tc2pOrder("ORDER1"))
+	requirePending(t, ch, err)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
 	assert.Equal(t, 1, srv.Len())
 }
@@ -207,8 +206,8 @@ func TestTwoC2PDeclineIsFinal(t *testing.T) {
 	store := memstore.New()
 	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store)
-	_, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
-	require.NoError(t, err)
+	ch, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
+	requirePending(t, ch, err)
 	require.NoError(t, srv.Decline("ORDER1", "4051"))
 
 	for range 2 { // by inquiry, then from the store
@@ -219,6 +218,8 @@ func TestTwoC2PDeclineIsFinal(t *testing.T) {
 		var apiErr *idempay.APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, "4051", apiErr.DeclineCode)
+		assert.Equal(t, http.StatusOK, apiErr.Status, "the inquiry's status, not 0")
+		assert.Equal(t, "2c2p", apiErr.Provider)
 	}
 	rec, _ := c.Record(context.Background(), "ORDER1")
 	assert.Equal(t, idempay.StateFailed, rec.State)
@@ -296,7 +297,7 @@ func TestTwoC2PBadAnswerSignatureIsNeverSuccess(t *testing.T) {
 
 	c := tc2pClient(t, proxy.URL, store)
 	ch, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
-	require.NoError(t, err)
+	requirePending(t, ch, err)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom, "settled by the inquiry, not by the forged answer")
 	assert.Equal(t, "ORDER1", ch.ID)
 	assert.EqualValues(t, 1, tokenAnswers.Load())
@@ -321,7 +322,7 @@ func TestTwoC2PHashedIntentIDs(t *testing.T) {
 	for _, id := range ids {
 		srv.InjectToken(tc2pInvoice(t, id, true), faults.Post) // every answer lost: the inquiry must find each
 		ch, err := c.Charge(context.Background(), tc2pOrder(id))
-		require.NoError(t, err, id)
+		requirePending(t, ch, err, id)
 		assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom, id)
 		assert.Equal(t, tc2pInvoice(t, id, true), ch.ID)
 	}
@@ -342,7 +343,7 @@ func TestTwoC2PSecretNeverLeaks(t *testing.T) {
 	})
 	var seen []string
 	ch, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
-	require.NoError(t, err)
+	requirePending(t, ch, err)
 	raw, _ := json.Marshal(ch)
 	seen = append(seen, string(raw))
 	_, err = c.Charge(context.Background(), tc2pOrder("ORDER2"))

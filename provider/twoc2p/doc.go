@@ -33,7 +33,9 @@
 // completes with Do Payment. So respCode 0000 on the token request is
 // reported as a pending charge (KindPending, Charge.State StatePending),
 // with Charge.ID the paymentToken, Charge.AuthorizeURL the webPaymentUrl
-// and Charge.Status "0000". Charging the intent again later (or Settle)
+// and Charge.Status "0000": Client.Charge returns it with an error matching
+// idempay.ErrPending, whose idempay.OutcomeOf is OutcomePending, so that a
+// caller who checks only the error never ships an unpaid order. Charging the intent again later (or Settle)
 // asks Payment Inquiry, and only its 0000 makes the charge succeeded, with
 // Charge.ID the tranRef. A charge found by inquiry before it was paid is
 // pending with Charge.ID the invoiceNo and no AuthorizeURL: Payment Inquiry

@@ -35,19 +35,25 @@ func ExampleProvider() {
 	order := idempay.ChargeRequest{IntentID: "ORDER20240001", Amount: 123456, Currency: "THB",
 		Description: "Order 2024-0001", ReturnURL: "https://shop.example/return"}
 
-	ch, err := client.Charge(context.Background(), order)
-	if err != nil {
-		panic(err)
+	// A caller switches on the four outcomes alone.
+	show := func(ch *idempay.Charge, err error) {
+		switch idempay.OutcomeOf(err) {
+		case idempay.OutcomeSucceeded: // paid: ship the order
+			fmt.Println(ch.State, ch.ReplayedFrom, ch.Amount, ch.Currency)
+		case idempay.OutcomePending: // not paid yet: never ship; send the customer to ch.AuthorizeURL
+			fmt.Println(ch.State, ch.AuthorizeURL != "")
+		case idempay.OutcomeFailed: // no money moved
+			fmt.Println("failed:", err)
+		case idempay.OutcomeUnknown: // money may have moved: charge the intent again later
+			fmt.Println("unknown:", err)
+		}
 	}
-	fmt.Println(ch.State, ch.AuthorizeURL != "")
+
+	show(client.Charge(context.Background(), order))
 
 	_ = gateway.Pay("ORDER20240001") // the customer pays on the 2C2P page
 
-	ch, err = client.Charge(context.Background(), order)
-	if err != nil {
-		panic(err) // with idempay.OutcomeOf(err) saying whether money may have moved
-	}
-	fmt.Println(ch.State, ch.ReplayedFrom, ch.Amount, ch.Currency)
+	show(client.Charge(context.Background(), order)) // settled by Payment Inquiry
 	// Output:
 	// pending true
 	// succeeded lookup 123456 THB

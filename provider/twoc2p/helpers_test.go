@@ -67,6 +67,20 @@ func tc2pClient(t *testing.T, url string, store idempay.KeyStore, mods ...func(*
 	return c
 }
 
+// requirePending checks the answer of a charge that waits for the
+// customer, as every 2C2P payment token does until Payment Inquiry says it
+// was paid: the pending charge together with an error matching
+// idempay.ErrPending, whose outcome is pending (never succeeded). It
+// returns the charge.
+func requirePending(t *testing.T, ch *idempay.Charge, err error, msgAndArgs ...any) *idempay.Charge {
+	t.Helper()
+	require.ErrorIs(t, err, idempay.ErrPending, msgAndArgs...)
+	require.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err), msgAndArgs...)
+	require.NotNil(t, ch, "a pending charge comes with what the customer must be shown")
+	require.Equal(t, idempay.StatePending, ch.State, msgAndArgs...)
+	return ch
+}
+
 // tc2pOrder is a THB 1,234.56 intent.
 func tc2pOrder(id string) idempay.ChargeRequest {
 	return idempay.ChargeRequest{IntentID: id, Amount: 123456, Currency: "THB", Description: "Order " + id}

@@ -92,15 +92,25 @@ func (p Provider) inquire(ctx context.Context, hc *http.Client, t idempay.Target
 	return inquiry{status: resp.StatusCode, body: answer, resp: parsed, parseErr: perr}, nil
 }
 
-// verdict maps the answer about invoiceNo to a Verdict for rec.
+// verdict maps the answer about invoiceNo to a Verdict for rec. Its
+// refusal, if any, carries the inquiry's HTTP status and the provider's
+// name, which the Client fills only for answers to charge requests.
 func (q inquiry) verdict(p Provider, invoiceNo string, rec idempay.Record) idempay.Verdict {
-	if v, done := byStatus(q.status, q.resp, q.parseErr, q.body); done {
+	v, done := byStatus(q.status, q.resp, q.parseErr, q.body)
+	if done {
 		// A lookup that 2C2P did not answer with a readable respCode
 		// proves nothing either way.
 		v.Kind = idempay.KindUnknown
-		return v
+	} else {
+		v = p.inquiryVerdict(q.resp, invoiceNo, rec)
 	}
-	return p.inquiryVerdict(q.resp, invoiceNo, rec)
+	if v.Err != nil {
+		v.Err.Provider = cmp.Or(v.Err.Provider, p.Name())
+		if v.Err.Status == 0 {
+			v.Err.Status = q.status
+		}
+	}
+	return v
 }
 
 // inquiryVerdict maps a Payment Inquiry answer about invoiceNo to a Verdict.
