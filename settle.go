@@ -68,14 +68,19 @@ func (c *Client) concludeLookup(ctx context.Context, claim *Claim, rec Record, v
 	f.complete(&v, nil, nil)
 	switch v.Kind {
 	case KindSucceeded, KindPending:
-		ch := f.answer(v)
 		if v.Kind == KindPending && rec.State == StatePending {
-			// Still pending: nothing new to record but the lease to give back.
+			// Still pending: nothing new to record but the lease to give
+			// back, and the stored charge is the answer: a lookup's copy
+			// may lack what the customer must be shown (a payment page).
 			if claim != nil {
 				c.release(ctx, claim)
 			}
-			return answerCharge(ch)
+			if ch, err := c.fromStore(rec); ch != nil {
+				ch.ReplayedFrom = ReplayFromLookup // the provider was asked, and says pending still
+				return ch, err
+			}
 		}
+		ch := f.answer(v)
 		c.closeWith(ctx, claim, rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
 		return answerCharge(ch)
 	case KindDeclined:
