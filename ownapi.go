@@ -46,8 +46,11 @@ type OwnAPI struct {
 	// JSON above. With Encode set, Validate leaves the request to it.
 	Encode func(req ChargeRequest) (body []byte, contentType string, err error)
 	// LookupPath, if set, makes the adapter able to settle an intent
-	// without resending: GET LookupPath?order_id=<intent> answers the
-	// charge (2xx) or 404 when there is none.
+	// without resending: GET LookupPath?order_id=<intent>&idempotency_key=<key>
+	// answers the charge made under that key (2xx), or 404 when there is
+	// none. A server that ignores the key must answer only charges that
+	// moved money, since a decline it answered could be an earlier
+	// attempt's.
 	LookupPath string
 }
 
@@ -237,7 +240,9 @@ func (a OwnAPI) FindCharge(ctx context.Context, hc *http.Client, t Target, rec R
 		return Verdict{}, fmt.Errorf("%w: OwnAPI.LookupPath is not set", ErrNoLookup)
 	}
 	u := t.BaseURL.JoinPath(a.LookupPath)
-	u.RawQuery = url.Values{"order_id": {rec.IntentID}}.Encode()
+	// The key names the attempt: after a declined card, the charge of the
+	// next attempt must not be answered with the first one's decline.
+	u.RawQuery = url.Values{"order_id": {rec.IntentID}, "idempotency_key": {rec.Key}}.Encode()
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return Verdict{}, err

@@ -259,8 +259,8 @@ func parityCases() []parityCase {
 		{
 			name: "invalid for the provider's adapter",
 			real: serverSide(nil),
-			fake: script(func(s *idempaytest.IntentScript) { s.Invalid("Currency") }),
-			run:  calls(currency(req("o", 100), "USD"), req("o", 100)),
+			fake: script(func(s *idempaytest.IntentScript) { s.Invalid("Customer") }),
+			run:  calls(customer(req("o", 100), "cus_1"), req("o", 100)),
 		},
 		{
 			name: "a caller who stops waiting; the flight goes on",
@@ -642,8 +642,10 @@ func upperless(r idempay.ChargeRequest) idempay.ChargeRequest {
 	return r
 }
 
-func currency(r idempay.ChargeRequest, code string) idempay.ChargeRequest {
-	r.Currency = code
+// customer sets a field the own API's default body has no place for, which
+// its adapter refuses.
+func customer(r idempay.ChargeRequest, id string) idempay.ChargeRequest {
+	r.Customer = id
 	return r
 }
 
