@@ -52,7 +52,7 @@ func (f *flight) run() (Verdict, error) {
 			return v, nil
 		}
 	}
-	httpReq, err := f.c.provider.NewChargeRequest(withProbe(ctx, &f.probe), f.c.target, f.req, f.rec.Key)
+	httpReq, err := f.c.provider.NewChargeRequest(withAttempt(withProbe(ctx, &f.probe), f.rec.Attempt), f.c.target, f.req, f.rec.Key)
 	if err != nil {
 		return Verdict{Kind: KindInvalid}, err
 	}
