@@ -20,9 +20,11 @@ type call struct {
 	v      variant
 	nested bool // made while another call was paused: never paused itself
 
-	ctx      context.Context
-	cancel   context.CancelFunc
-	returned chan struct{}
+	ctx         context.Context
+	cancel      context.CancelFunc
+	returned    chan struct{}
+	resolved    chan struct{} // closed at its first Resolve: its flight is ending
+	resolveOnce sync.Once
 
 	mu           sync.Mutex
 	attempts     int // charge requests seen at the transport
@@ -37,6 +39,7 @@ type call struct {
 	grace        bool // its lease may outlive it: its release or reply was lost
 	active       bool
 	ended        time.Duration
+	res          result // what its caller got
 }
 
 type callKey struct{}
@@ -48,7 +51,7 @@ func callOf(ctx context.Context) *call {
 
 // newCall registers a call; parent names the call whose pause made it.
 func (w *world) newCall(ctx context.Context, inst *instance, o *order, op string, v variant, id string) *call {
-	c := &call{w: w, id: id, op: op, o: o, inst: inst, v: v, returned: make(chan struct{}),
+	c := &call{w: w, id: id, op: op, o: o, inst: inst, v: v, returned: make(chan struct{}), resolved: make(chan struct{}),
 		storeOps: map[string]int{}, active: true, nested: strings.Contains(id, "/")}
 	c.ctx, c.cancel = context.WithCancel(context.WithValue(ctx, callKey{}, c))
 	w.mu.Lock()
@@ -104,7 +107,7 @@ func (c *call) get() call {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return call{owner: c.owner, refusedLease: c.refusedLease, cancelled: c.cancelled, zombie: c.zombie,
-		grace: c.grace, active: c.active, ended: c.ended, paused: c.paused, attempts: c.attempts}
+		grace: c.grace, active: c.active, ended: c.ended, paused: c.paused, attempts: c.attempts, res: c.res}
 }
 
 // charge sends one Charge of o from inst and records what came back.
@@ -132,7 +135,7 @@ func (w *world) settle(ctx context.Context, inst *instance, o *order, id string)
 // endCall traces the answer, runs the checks that judge an answer when it
 // is given, and updates the shop's order.
 func (w *world) endCall(c *call, res result) {
-	c.set(func(c *call) { c.active, c.ended = false, w.clock.Elapsed() })
+	c.set(func(c *call) { c.active, c.ended, c.res = false, w.clock.Elapsed(), res })
 	close(c.returned)
 	c.cancel()
 	st := c.get()
@@ -149,7 +152,7 @@ func (w *world) endCall(c *call, res result) {
 		return
 	}
 	w.or.atReturn(c, res)
-	if !st.cancelled && c.v != otherParams {
+	if !st.cancelled {
 		w.updateOrder(c, res)
 	}
 }

@@ -47,11 +47,12 @@ type result struct {
 	chargePending bool   // the returned charge says it is pending (Charge.State)
 	key           string // the key the charge or the error names
 	inProgress    bool   // errors.Is(err, ErrInProgress)
+	mismatch      bool   // errors.Is(err, ErrIntentMismatch): refused as the intent's other parameters
 	err           error
 }
 
 func classify(ch *idempay.Charge, err error) result {
-	r := result{err: err, inProgress: errors.Is(err, idempay.ErrInProgress)}
+	r := result{err: err, inProgress: errors.Is(err, idempay.ErrInProgress), mismatch: errors.Is(err, idempay.ErrIntentMismatch)}
 	switch idempay.OutcomeOf(err) {
 	case idempay.OutcomeSucceeded: // today a pending charge lands here too
 		r.out = outSucceeded
@@ -96,8 +97,8 @@ func newClient(s clientSpec) (*client, error) {
 		// Real sleeps between retries, kept tiny: virtual time moves only
 		// when the simulator moves it. MaxElapsed keeps its default, which
 		// also keeps the default lease (MaxElapsed + 30 s).
-		Retry: idempay.RetryPolicy{MaxAttempts: s.maxAttempts, InitialInterval: 200 * time.Microsecond,
-			MaxInterval: time.Millisecond, MaxRetryAfter: time.Millisecond},
+		Retry: idempay.RetryPolicy{MaxAttempts: s.maxAttempts, InitialInterval: 50 * time.Microsecond,
+			MaxInterval: 200 * time.Microsecond, MaxRetryAfter: 200 * time.Microsecond},
 	})
 	if err != nil {
 		return nil, err

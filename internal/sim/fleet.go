@@ -12,7 +12,6 @@ func (w *world) kill(inst *instance, why string) {
 	w.mu.Lock()
 	w.kills++
 	w.mu.Unlock()
-	w.abandoned.Store(true)
 	if w.cfg.store != "filestore" {
 		w.killOne(inst, why)
 		w.restartSlot(inst)

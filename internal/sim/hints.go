@@ -14,6 +14,7 @@ const (
 	hintExpiry      = "issue8#1 expiry by CreatedAt"
 	hintSkewKey     = "issue8#2 key age across skewed clocks"
 	hintSkewLease   = "issue8#2 lease judged across skewed clocks"
+	hintSkewLookup  = "issue8#2 lookup window from a skewed CreatedAt"
 	hintLeaseRanOut = "issue8#3 sent after its lease ran out"
 	hintTwoFlights  = "issue8#4 two flights in one process"
 	hintSettleFree  = "issue8#5 Settle freed a running flight's lease"
@@ -87,7 +88,7 @@ func (w *world) falseFailedHint(c *call) string {
 func staleHint(holder *call) string {
 	hs := holder.get()
 	switch {
-	case holder.v == otherParams:
+	case hs.res.mismatch:
 		return hintMismatch
 	case hs.zombie:
 		return hintCrashStall
@@ -112,15 +113,21 @@ func (w *world) doubleHint(o *order) string {
 func (w *world) unsettledHint(o *order) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if !w.listed[o.id] {
+	switch {
+	case !w.listed[o.id]:
 		return hintStarved
+	case w.cfg.provider == "omise" && w.skewedLocked():
+		return hintSkewLookup
 	}
 	return ""
 }
 
 // skewed reports whether the seed's instances disagree by more than a
 // second: the lease and the key's age are judged on their clocks.
-func (w *world) skewed() bool {
+func (w *world) skewed() bool { return w.skewedLocked() }
+
+// skewedLocked reads only the seed's configuration: safe under w.mu.
+func (w *world) skewedLocked() bool {
 	lo, hi := w.cfg.skews[0], w.cfg.skews[0]
 	for _, s := range w.cfg.skews {
 		lo, hi = min(lo, s), max(hi, s)

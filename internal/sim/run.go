@@ -46,11 +46,16 @@ func runSeed(seed uint64, opt *options) seedResult {
 }
 
 // settleStep waits for what a step left running: the calls its pauses
-// started, and flights whose callers left.
+// started, and flights whose callers left, which end by recording their
+// outcome (a Resolve), or else go quiet.
 func (w *world) settleStep() {
 	w.bg.Wait()
-	if w.abandoned.Swap(false) {
-		w.waitQuiet(nil, abandonIdle)
+	w.mu.Lock()
+	left := w.abandoned
+	w.abandoned = nil
+	w.mu.Unlock()
+	for _, c := range left {
+		w.waitQuiet(c.resolved, abandonIdle)
 	}
 }
 
@@ -71,7 +76,7 @@ func (w *world) resumeAll(ctx context.Context, phase string) {
 	id := func() string { n++; return fmt.Sprintf("%s%d", phase, n) }
 	for _, inst := range w.live() {
 		for _, o := range w.orders {
-			if st, caller, _ := o.snapshot(); caller == inst && st == outUnknown {
+			if st, caller, _ := o.snapshot(); caller == inst && st == outUnknown && w.mayResend(o) {
 				w.charge(ctx, inst, o, canonical, id())
 			}
 		}

@@ -32,10 +32,13 @@ type storeSide struct {
 func (s *storeSide) before(ctx context.Context, sc storeCall) error {
 	w := s.w
 	w.touch()
+	c := callOf(ctx)
+	if c != nil && sc.op == "resolve" {
+		c.resolveOnce.Do(func() { close(c.resolved) })
+	}
 	if s.inst.dead.Load() {
 		return errDead
 	}
-	c := callOf(ctx)
 	write := sc.op == "reserve" || sc.op == "resolve"
 	if write && s.inst.closed.Load() {
 		w.or.report(checkWriteAfterClose, sc.intent, hintClose, "%s wrote to the store (%s %s) after the application closed it",

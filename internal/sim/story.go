@@ -33,7 +33,14 @@ func (w *world) step(ctx context.Context, i int) {
 		w.charge(ctx, w.pickInst(), un[0], canonical, id)
 		return
 	}
-	switch w.pickKind() {
+	kind := w.pickKind()
+	if w.catchUp > 0 {
+		// After a long jump the shop catches up: retries, webhooks,
+		// the sweep, and the duplicates a queue delivers late.
+		w.catchUp--
+		kind = []string{"retry", "settle", "expire", "redeliver"}[w.rng.IntN(4)]
+	}
+	switch kind {
 	case "retry":
 		if o := w.pickOrder(func(o *order) bool { st, _, _ := o.snapshot(); return st != outSucceeded }); o != nil && w.mayResend(o) {
 			_, caller, _ := o.snapshot()
@@ -55,11 +62,18 @@ func (w *world) step(ctx context.Context, i int) {
 			w.settle(ctx, w.pickInst(), o, id)
 		}
 	case "advance":
-		w.advance(w.pickJump(), "the world goes on")
+		d := w.pickJump()
+		w.advance(d, "the world goes on")
+		if d >= time.Hour {
+			w.sweep(ctx) // stores sweep hourly (the file store's default)
+		}
+		if d >= 23*time.Hour {
+			w.catchUp = 4
+		}
 	case "expire":
 		w.sweep(ctx)
 	case "customer":
-		w.customer()
+		w.customer(ctx, id)
 	case "kill":
 		w.kill(w.pickInst(), "the host dies")
 	}
@@ -147,7 +161,7 @@ func (w *world) mayResend(o *order) bool {
 
 // customer plays a customer on the provider's page for a pending charge
 // the shop showed: most pay, some fail, and the ones never picked abandon.
-func (w *world) customer() {
+func (w *world) customer(ctx context.Context, id string) {
 	var cands []*order
 	for _, o := range w.orders {
 		if _, _, shown := o.snapshot(); shown != "" && w.prov.truth(o) == truthPending {
@@ -162,6 +176,9 @@ func (w *world) customer() {
 	ok := w.rng.Float64() < 0.75
 	w.prov.complete(o, shown, ok)
 	w.tr.add(o.id, "customer", "the customer finishes the payment page of %s: paid=%v (now %s)", w.short(shown), ok, w.prov.truth(o))
+	if w.rng.Float64() < 0.7 { // the provider's webhook arrives (some are lost)
+		w.settle(ctx, w.pickInst(), o, id+"wh")
+	}
 }
 
 // sweep runs the operator's Expire, and traces which records it deleted.

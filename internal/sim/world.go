@@ -17,24 +17,24 @@ import (
 // world is one seed: a virtual clock, a fake provider, one store shared by
 // a few client instances, the shop's orders, and what the oracle needs.
 type world struct {
-	seed   uint64
-	opt    *options
-	cfg    seedConfig
-	d      dice
-	rng    *rand.Rand // the step schedule: drawn by the step loop's goroutine only
-	clock  *simClock
-	tr     *tracer
-	prov   provider
-	logs   *logSink
-	or     *oracle
-	orders []*order
-	byID   map[string]*order
-	slots  []*slot
+	seed    uint64
+	opt     *options
+	cfg     seedConfig
+	d       dice
+	rng     *rand.Rand // the step schedule: drawn by the step loop's goroutine only
+	catchUp int        // steps left of catching up after a long jump
+	clock   *simClock
+	tr      *tracer
+	prov    provider
+	logs    *logSink
+	or      *oracle
+	orders  []*order
+	byID    map[string]*order
+	slots   []*slot
 
-	faultsOn  atomic.Bool
-	lastAct   atomic.Int64 // real time of the last transport or store activity
-	abandoned atomic.Bool  // a flight may still run whose caller has left
-	bg        sync.WaitGroup
+	faultsOn atomic.Bool
+	lastAct  atomic.Int64 // real time of the last transport or store activity
+	bg       sync.WaitGroup
 
 	mu        sync.Mutex
 	store     *storeHandle
@@ -50,6 +50,7 @@ type world struct {
 	staleKeys map[string]bool      // intent -> a key of it was resent after the provider forgot it
 	listed    map[string]bool      // intent -> Unresolved named it in the quiet phase
 	kills     int
+	abandoned []*call // calls whose callers left while their flights ran
 }
 
 type callErr struct{ intent, text string }
