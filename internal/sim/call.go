@@ -91,6 +91,10 @@ func (c *call) nextAttempt(charge bool) int {
 	return c.lookups
 }
 
+// flightEnded marks that the call's flight recorded its outcome (a Resolve,
+// tried or done): a flight whose caller left is ending.
+func (c *call) flightEnded() { c.resolveOnce.Do(func() { close(c.resolved) }) }
+
 func (c *call) reservedAt() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -135,8 +139,8 @@ func (w *world) settle(ctx context.Context, inst *instance, o *order, id string)
 // endCall traces the answer, runs the checks that judge an answer when it
 // is given, and updates the shop's order.
 func (w *world) endCall(c *call, res result) {
+	defer close(c.returned) // once the answer is recorded
 	c.set(func(c *call) { c.active, c.ended, c.res = false, w.clock.Elapsed(), res })
-	close(c.returned)
 	c.cancel()
 	st := c.get()
 	msg := ""

@@ -196,7 +196,8 @@ func (o *oracle) secrets(ctx context.Context) {
 			hays = append(hays, hay{"the store's record", ord.id, string(rec.blob)})
 		}
 	}
-	for name, s := range w.secretList() {
+	for _, sec := range w.secretList() {
+		name, s := sec[0], sec[1]
 		for _, h := range hays {
 			if frag := leaked(h.text, s); frag != "" {
 				o.report(checkSecret, h.intent, hintSecret, "%s (%q) found in %s: …%s…", name, frag, h.where, around(h.text, frag))
@@ -205,15 +206,15 @@ func (o *oracle) secrets(ctx context.Context) {
 	}
 }
 
-// secretList names every secret of the seed.
-func (w *world) secretList() map[string]string {
-	out := map[string]string{"the API credentials": secretToken(w.d, "creds", 0)}
+// secretList names every secret of the seed, in a fixed order.
+func (w *world) secretList() [][2]string {
+	out := [][2]string{{"the API credentials", secretToken(w.d, "creds", 0)}}
 	for _, ord := range w.orders {
-		out["the payment token of "+ord.id] = ord.source
-		out["the other payment token of "+ord.id] = ord.otherSource
+		out = append(out, [2]string{"the payment token of " + ord.id, ord.source},
+			[2]string{"the other payment token of " + ord.id, ord.otherSource})
 	}
 	for i, s := range w.prov.secrets() {
-		out[fmt.Sprintf("client secret #%d", i)] = s
+		out = append(out, [2]string{fmt.Sprintf("client secret #%d", i), s})
 	}
 	return out
 }

@@ -25,6 +25,7 @@ type stripeFake struct {
 
 	mu      sync.Mutex
 	clients map[string]string // PaymentIntent ID -> the random part of its client secret
+	order   []string          // the client secrets, in the order they were handed out
 }
 
 func newStripe(d dice, clock *simClock) *stripeFake {
@@ -113,17 +114,14 @@ func (p *stripeFake) clientSecret(id string) string {
 	}
 	s := secretToken(p.d, "client-secret"+id, len(p.clients))
 	p.clients[id] = s
+	p.order = append(p.order, s)
 	return id + "_secret_" + s
 }
 
 func (p *stripeFake) secrets() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var out []string
-	for _, s := range p.clients {
-		out = append(out, s)
-	}
-	return out
+	return append([]string(nil), p.order...)
 }
 
 func (p *stripeFake) truth(o *order) truth {

@@ -33,9 +33,17 @@ func (s *storeSide) before(ctx context.Context, sc storeCall) error {
 	w := s.w
 	w.touch()
 	c := callOf(ctx)
-	if c != nil && sc.op == "resolve" {
-		c.resolveOnce.Do(func() { close(c.resolved) })
+	err := s.gate(c, sc)
+	if err != nil && c != nil && sc.op == "resolve" {
+		c.flightEnded()
 	}
+	return err
+}
+
+// gate refuses the calls of a dead process, flags the writes of a closed
+// one, and draws the faults of the call.
+func (s *storeSide) gate(c *call, sc storeCall) error {
+	w := s.w
 	if s.inst.dead.Load() {
 		return errDead
 	}
@@ -70,6 +78,7 @@ func (s *storeSide) after(ctx context.Context, sc storeCall, ans storeAnswer, er
 	case "reserve":
 		return s.afterReserve(c, sc, ans, err)
 	case "resolve":
+		defer c.flightEnded()
 		return s.afterResolve(c, sc, err)
 	}
 	return nil

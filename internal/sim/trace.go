@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +22,7 @@ type event struct {
 // its intent.
 type tracer struct {
 	clock *simClock
+	touch func() // every event is activity, for the waits of pauses
 	mu    sync.Mutex
 	seq   int
 	by    map[string][]event // by intent ID; "" holds world events
@@ -31,6 +33,9 @@ func newTracer(c *simClock) *tracer { return &tracer{clock: c, by: map[string][]
 // add records an event of intent ("" for the world).
 func (t *tracer) add(intent, who, format string, args ...any) {
 	e := event{at: t.clock.Elapsed(), who: who, what: fmt.Sprintf(format, args...)}
+	if t.touch != nil {
+		t.touch()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.seq++
@@ -59,6 +64,18 @@ func (t *tracer) story(intent string, max int) []event {
 		gap := event{what: fmt.Sprintf("… %d events left out …", len(out)-max)}
 		out = append(append(out[:head:head], gap), out[len(out)-(max-head):]...)
 	}
+	return out
+}
+
+// all returns every event of the seed in the order they happened.
+func (t *tracer) all() []event {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []event
+	for _, evs := range t.by {
+		out = append(out, evs...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].seq < out[j].seq })
 	return out
 }
 

@@ -115,6 +115,7 @@ func newWorld(seed uint64, opt *options) *world {
 		staleKeys: map[string]bool{}, listed: map[string]bool{}}
 	w.cfg = drawConfig(seed, opt, w.rng)
 	w.tr = newTracer(w.clock)
+	w.tr.touch = w.touch
 	w.logs = &logSink{}
 	w.or = newOracle(w, opt.checks)
 	w.prov = newProvider(w.cfg.provider, w.d, w.clock)
