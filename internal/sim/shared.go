@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -55,11 +54,4 @@ func (w *world) dropShared() {
 			rc.Del(ctx, iter.Val())
 		}
 	}
-}
-
-// redisDial is the Redis store's dialer: plain loopback, unless the
-// reply-loss fault is on (redisfault.go).
-func (w *world) redisDial(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
-	return d.DialContext(ctx, network, addr)
 }

@@ -56,6 +56,10 @@ func (s *storeSide) gate(c *call, sc storeCall) error {
 		return nil
 	}
 	n := c.nextStoreOp(sc.op)
+	if sc.op == "reserve" && w.cfg.store == "redis" && w.d.chance(pRedisLostReply, "redis-lost", sc.intent, c.id, n) {
+		c.trace("FAULT the reply to this Reserve's script will be lost (go-redis sends it again)")
+		w.redis.armed.Store(true)
+	}
 	p := map[string]float64{"reserve": pReserveErr, "resolve": pResolveErr, "load": pLoadErr}[sc.op]
 	if w.d.chance(p, "store-err", sc.op, sc.intent, c.id, n) {
 		c.trace("FAULT store %s fails before reaching the store", sc.op)
@@ -108,9 +112,7 @@ func (s *storeSide) afterReserve(c *call, sc storeCall, ans storeAnswer, err err
 func (w *world) noteReserve(c *call, sc storeCall, ans storeAnswer) {
 	w.mu.Lock()
 	lost := !ans.created && !w.created[sc.intent]
-	if ans.created {
-		w.created[sc.intent] = true
-	}
+	w.created[sc.intent] = true // it exists now, whoever made it
 	w.owners[sc.owner] = c
 	if ans.claimed {
 		w.claims[sc.intent] = c

@@ -49,6 +49,9 @@ func (t *tracer) story(intent string, max int) []event {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	a, b := t.by[intent], t.by[""]
+	if intent == "" {
+		a = nil
+	}
 	out := make([]event, 0, len(a)+len(b))
 	for len(a) > 0 || len(b) > 0 {
 		if len(b) == 0 || (len(a) > 0 && a[0].seq < b[0].seq) {

@@ -34,6 +34,7 @@ type world struct {
 
 	faultsOn atomic.Bool
 	lastAct  atomic.Int64 // real time of the last transport or store activity
+	redis    redisArm     // the Redis store's lost reply, when armed
 	bg       sync.WaitGroup
 
 	mu        sync.Mutex
