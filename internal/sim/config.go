@@ -29,6 +29,7 @@ type seedConfig struct {
 	maxAttempts int
 	pageSize    int // what the recovery worker asks Unresolved for
 	skews       []time.Duration
+	theme       string // what the seed's story leans to (see drawConfig)
 }
 
 // Durations of the simulated world.
@@ -50,11 +51,23 @@ func drawConfig(seed uint64, opt *options, rng *rand.Rand) seedConfig {
 		pageSize:    2,
 	}
 	c.steps = 3*c.orders + 4 + rng.IntN(6)
+	// A theme tilts the story: "long-haul" seeds live for weeks (jumps
+	// past the keys' and the store's retention, sweeps, late duplicates);
+	// "skewed" seeds run a fleet whose clocks are hours apart, across the
+	// day-long key windows; "busy" seeds are minutes of concurrency.
+	switch u := rng.Float64(); {
+	case u < 0.20:
+		c.theme = "long-haul"
+	case u < 0.35:
+		c.theme = "skewed"
+	default:
+		c.theme = "busy"
+	}
 	// Most fleets keep their clocks within a second; some hosts drift by
 	// minutes, and a few are hours off (a wrong time zone, a dead NTP).
 	bound := time.Second
 	switch u := rng.Float64(); {
-	case u < 0.15:
+	case u < 0.15 || c.theme == "skewed":
 		bound = opt.skew
 	case u < 0.40:
 		bound = min(2*time.Minute, opt.skew)

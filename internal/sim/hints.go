@@ -34,7 +34,7 @@ func (w *world) leaseWords(rec recView) string {
 	if rec.owner == "" {
 		return "the store holds the lease free (released)"
 	}
-	return fmt.Sprintf("the store has it held by %s until %s", w.ownerName(rec.owner), fmtDur(rec.leaseUntil.Sub(epoch)))
+	return fmt.Sprintf("the store has it held by %s until %s", w.ownerName(rec.owner), fmtAt(rec.leaseUntil))
 }
 
 // leaseHint says why a sender did not hold its lease when it sent.

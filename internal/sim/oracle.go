@@ -133,7 +133,7 @@ func (o *oracle) staleLease(c *call) {
 		why = "lost a store reply"
 	}
 	o.report(checkStaleLease, c.o.id, staleHint(holder), "%s was told in progress elsewhere, but the lease holder %s %s %s ago; the lease runs until %s",
-		c.who(), holder.who(), why, age.Round(1e9), fmtDur(rec.leaseUntil.Sub(epoch)))
+		c.who(), holder.who(), why, age.Round(1e9), fmtAt(rec.leaseUntil))
 }
 
 // final runs the checks that judge the whole seed, after the quiet phase.

@@ -24,7 +24,7 @@ func (w *world) leave(c *call, rq reqInfo) *sending {
 		w.or.report(checkKeyNotStored, intent, "", "%s sent key %s but the store holds key %s for the intent", c.who(), rq.key, rec.key)
 	case rec.owner != st.owner || st.owner == "" || !now.Before(rec.leaseUntil):
 		w.or.report(checkLeaseAtSend, intent, w.leaseHint(c, rec), "%s sent key %s without holding the lease: %s; true time is %s",
-			c.who(), rq.key, w.leaseWords(rec), fmtDur(now.Sub(epoch)))
+			c.who(), rq.key, w.leaseWords(rec), fmtAt(now))
 	default:
 		s.held, s.until = true, rec.leaseUntil
 	}

@@ -124,7 +124,7 @@ func (w *world) noteReserve(c *call, sc storeCall, ans storeAnswer) {
 		c.refusedLease = !ans.claimed && !ans.rec.closed
 	})
 	c.trace("reserve created=%v claimed=%v key=%s state=%s lease=%s until %s",
-		ans.created, ans.claimed, ans.rec.key, ans.rec.state, w.ownerName(ans.rec.owner), fmtDur(ans.rec.leaseUntil.Sub(epoch)))
+		ans.created, ans.claimed, ans.rec.key, ans.rec.state, w.ownerName(ans.rec.owner), fmtAt(ans.rec.leaseUntil))
 	if lost {
 		w.or.report(checkLostCreate, sc.intent, hintRedisRetry, "Reserve answered Created=false for a record no Reserve was ever told it created")
 	}

@@ -80,13 +80,19 @@ func (w *world) step(ctx context.Context, i int) {
 }
 
 func (w *world) pickKind() string {
+	weight := func(kind string, x float64) float64 {
+		if w.cfg.theme == "long-haul" && (kind == "redeliver" || kind == "expire") {
+			return 2 * x
+		}
+		return x
+	}
 	total := 0.0
 	for _, s := range stepWeights {
-		total += s.w
+		total += weight(s.kind, s.w)
 	}
 	u := w.rng.Float64() * total
 	for _, s := range stepWeights {
-		if u -= s.w; u < 0 {
+		if u -= weight(s.kind, s.w); u < 0 {
 			return s.kind
 		}
 	}
@@ -98,7 +104,20 @@ func (w *world) pickKind() string {
 // the store's retention.
 func (w *world) pickJump() time.Duration {
 	r := func(lo, hi time.Duration) time.Duration { return lo + time.Duration(w.rng.Float64()*float64(hi-lo)) }
-	switch u := w.rng.Float64(); {
+	u := w.rng.Float64()
+	switch w.cfg.theme {
+	case "long-haul":
+		if u < 0.35 {
+			return storeRetention + r(time.Hour, 2*24*time.Hour)
+		}
+		u = (u - 0.35) / 0.65
+	case "skewed":
+		if u < 0.35 {
+			return r(23*time.Hour, 27*time.Hour)
+		}
+		u = (u - 0.35) / 0.65
+	}
+	switch {
 	case u < 0.40:
 		return r(time.Second, 20*time.Second)
 	case u < 0.62:
@@ -203,7 +222,7 @@ func (w *world) sweep(ctx context.Context) {
 			o.mu.Lock()
 			closedAt := o.closedAt
 			o.mu.Unlock()
-			w.tr.add(o.id, "operator", "record deleted by Expire (it was closed at %s)", fmtDur(closedAt.Sub(epoch)))
+			w.tr.add(o.id, "operator", "record deleted by Expire (it was closed at %s)", fmtAt(closedAt))
 		}
 	}
 }

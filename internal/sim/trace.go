@@ -91,6 +91,14 @@ func render(evs []event) string {
 	return b.String()
 }
 
+// fmtAt prints an instant as virtual time since the epoch; "-" for none.
+func fmtAt(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return fmtDur(t.Sub(epoch))
+}
+
 // fmtDur prints a virtual duration compactly: +3d04h05m06s.
 func fmtDur(d time.Duration) string {
 	sign := "+"

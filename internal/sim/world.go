@@ -154,9 +154,9 @@ func (w *world) start(ctx context.Context) error {
 			return err
 		}
 	}
-	w.tr.add("", "world", "seed %d: %s on %s, %d instances (skews %v), %d orders, %d steps, %d attempts",
+	w.tr.add("", "world", "seed %d: %s on %s, %d instances (skews %v), %d orders, %d steps, %d attempts, %s",
 		w.seed, w.cfg.provider, w.cfg.store, w.cfg.instances, skewList(w.cfg.skews), w.cfg.orders,
-		w.cfg.steps, w.cfg.maxAttempts)
+		w.cfg.steps, w.cfg.maxAttempts, w.cfg.theme)
 	return nil
 }
 
