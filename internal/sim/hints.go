@@ -74,13 +74,13 @@ func (w *world) overlapHint(c, other *call) string {
 func (w *world) falseFailedHint(c *call) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, o := range w.calls {
-		if o != c && o.o == c.o && o.inst == c.inst && o.id != c.id && strings.HasPrefix(o.id, c.id+"/") {
-			return hintTwoFlights
-		}
-	}
 	if rel := w.released[c.intent()]; rel != nil && rel.op == "settle" {
 		return hintSettleFree
+	}
+	for _, o := range w.calls {
+		if o.op == "charge" && o.o == c.o && o.inst == c.inst && strings.HasPrefix(o.id, c.id+"/") {
+			return hintTwoFlights
+		}
 	}
 	return hintLeaseRanOut
 }
@@ -114,6 +114,8 @@ func (w *world) unsettledHint(o *order) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
+	case w.expired[o.id]:
+		return hintExpiry
 	case !w.listed[o.id]:
 		return hintStarved
 	case w.cfg.provider == "omise" && w.skewedLocked():

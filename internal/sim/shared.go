@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	goredis "github.com/redis/go-redis/v9"
@@ -54,4 +55,13 @@ func (w *world) dropShared() {
 			rc.Del(ctx, iter.Val())
 		}
 	}
+}
+
+// redisUp reports whether a Redis server answers at addr.
+func redisUp(addr string) bool {
+	rc := goredis.NewClient(&goredis.Options{Addr: addr})
+	defer rc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return rc.Ping(ctx).Err() == nil
 }

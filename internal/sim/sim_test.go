@@ -155,10 +155,7 @@ func countViolations(rs []seedResult) int {
 
 // describe is one violation as a failing seed prints it: the seed, the
 // intent, the check, the replay command and the intent's story.
-func describe(r seedResult, v violation) string {
-	return fmt.Sprintf("seed %d (%s, %s): VIOLATION %s, intent %s: %s\n    hint: %s\n    replay: %s\n    story of %s:%s",
-		r.seed, r.cfg.provider, r.cfg.store, v.check, v.intent, v.msg, v.hint, replay(r.seed), v.intent, render(v.story))
-}
+func describe(r seedResult, v violation) string { return describeWith(r, v, replay(r.seed)) }
 
 // summarize counts, per check, the seeds that broke it and names the first.
 func summarize(rs []seedResult) string {
