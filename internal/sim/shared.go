@@ -22,6 +22,13 @@ var shared struct {
 	err  error
 }
 
+// runID keeps two runs against one server (two engineers, two CI jobs)
+// out of each other's tables and keys.
+var runID = fmt.Sprintf("%04x", time.Now().UnixNano()&0xffff)
+
+func tableOf(seed uint64) string  { return fmt.Sprintf("sim_%s_%d", runID, seed) }
+func prefixOf(seed uint64) string { return fmt.Sprintf("sim:%s:%d:", runID, seed) }
+
 func sharedPostgres(w *world, sc storeConfig) (storeConfig, error) {
 	shared.once.Do(func() {
 		shared.pool, shared.err = pgxpool.New(context.Background(), w.opt.pgDSN)
@@ -29,12 +36,12 @@ func sharedPostgres(w *world, sc storeConfig) (storeConfig, error) {
 	if shared.err != nil {
 		return sc, shared.err
 	}
-	sc.pg, sc.table = shared.pool, fmt.Sprintf("sim_%d", w.seed)
+	sc.pg, sc.table = shared.pool, tableOf(w.seed)
 	return sc, nil
 }
 
 func sharedRedis(w *world, sc storeConfig) (storeConfig, error) {
-	sc.redisAddr, sc.prefix = w.opt.redisAddr, fmt.Sprintf("sim:%d:", w.seed)
+	sc.redisAddr, sc.prefix = w.opt.redisAddr, prefixOf(w.seed)
 	sc.dial = w.redisDial
 	return sc, nil
 }
@@ -45,12 +52,13 @@ func (w *world) dropShared() {
 	switch w.cfg.store {
 	case "postgres":
 		if shared.pool != nil {
-			_, _ = shared.pool.Exec(ctx, fmt.Sprintf("DROP TABLE IF EXISTS sim_%d; DROP TABLE IF EXISTS sim_%d_version", w.seed, w.seed))
+			t := tableOf(w.seed)
+			_, _ = shared.pool.Exec(ctx, fmt.Sprintf("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %s_schema_version", t, t))
 		}
 	case "redis":
 		rc := goredis.NewClient(&goredis.Options{Addr: w.opt.redisAddr})
 		defer rc.Close()
-		iter := rc.Scan(ctx, 0, fmt.Sprintf("sim:%d:*", w.seed), 1000).Iterator()
+		iter := rc.Scan(ctx, 0, prefixOf(w.seed)+"*", 1000).Iterator()
 		for iter.Next(ctx) {
 			rc.Del(ctx, iter.Val())
 		}
