@@ -26,8 +26,8 @@ func transcript(w *world) string {
 func TestDeterminism(t *testing.T) {
 	opt := testOptions(t)
 	n := min(*flagSeeds, 200)
-	a := runSeeds(opt, *flagSeed, n, *flagParallel)
-	b := runSeeds(opt, *flagSeed, n, *flagParallel)
+	a := runSeeds(opt, *flagSeed, n, *flagParallel, true)
+	b := runSeeds(opt, *flagSeed, n, *flagParallel, true)
 	for i := range a {
 		ta, tb := transcript(a[i].w), transcript(b[i].w)
 		if ta != tb {

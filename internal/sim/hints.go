@@ -116,8 +116,8 @@ func (w *world) unsettledHint(o *order) string {
 	switch {
 	case w.expired[o.id]:
 		return hintExpiry
-	case !w.listed[o.id]:
-		return hintStarved
+	case !w.listed[o.id] && !w.resumed[o.id]:
+		return hintStarved // nobody resumed it: recovery never got past the head of Unresolved
 	case w.cfg.provider == "omise" && w.skewedLocked():
 		return hintSkewLookup
 	}

@@ -41,7 +41,7 @@ var regressionSeeds = []struct {
 	{"issue8_6_mismatch_keeps_lease", 24, "", 0, checkStaleLease, hintMismatch},
 	{"issue8_7_crash_stalls", 16, "", 0, checkStaleLease, hintCrashStall},
 	{"issue8_7_crash_stalls_filestore", 34, "", 0, checkStaleLease, hintCrashStall},
-	{"issue8_8_starved_behind_pendings", 29, "", 0, checkUnsettled, hintStarved},
+	{"issue8_8_starved_behind_pendings", 230, "", 0, checkUnsettled, hintStarved},
 	{"issue8_9_write_after_close", 9, "", 0, checkWriteAfterClose, hintClose},
 	{"issue8_10_empty_file_forgets", 15, "filestore", 1, checkStoreDamage, hintDamage},
 	{"issue8_10_truncated_sigbus", 1, "filestore", 1, checkStoreDamage, hintDamage},

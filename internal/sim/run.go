@@ -77,7 +77,7 @@ func (w *world) resumeAll(ctx context.Context, phase string) {
 	for _, inst := range w.live() {
 		for _, o := range w.orders {
 			if st, caller, _ := o.snapshot(); caller == inst && st == outUnknown && w.mayResend(o) {
-				w.charge(ctx, inst, o, canonical, id())
+				w.resume(ctx, inst, o, id())
 			}
 		}
 		w.recover(ctx, inst, id)
@@ -98,10 +98,18 @@ func (w *world) recover(ctx context.Context, inst *instance, id func() string) {
 		last = ids
 		for _, intent := range ids {
 			if o := w.byID[intent]; o != nil {
-				w.charge(ctx, inst, o, canonical, id())
+				w.resume(ctx, inst, o, id())
 			}
 		}
 	}
+}
+
+// resume charges o again in the quiet phase.
+func (w *world) resume(ctx context.Context, inst *instance, o *order, id string) {
+	w.mu.Lock()
+	w.resumed[o.id] = true
+	w.mu.Unlock()
+	w.charge(ctx, inst, o, canonical, id)
 }
 
 // unresolved reads every page Unresolved gives, up to a bound.

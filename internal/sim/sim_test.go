@@ -88,8 +88,10 @@ func replay(seed uint64) string {
 	return cmd
 }
 
-// runSeeds runs n seeds from first, at most parallel at once.
-func runSeeds(opt *options, first uint64, n, parallel int) []seedResult {
+// runSeeds runs n seeds from first, at most parallel at once. Only the
+// seeds' findings are kept (a world and its trace weigh a lot, and a long
+// run has a hundred thousand), unless keep is set.
+func runSeeds(opt *options, first uint64, n, parallel int, keep bool) []seedResult {
 	out := make([]seedResult, n)
 	var wg sync.WaitGroup
 	next := make(chan int)
@@ -99,6 +101,14 @@ func runSeeds(opt *options, first uint64, n, parallel int) []seedResult {
 			defer wg.Done()
 			for i := range next {
 				out[i] = runSeed(first+uint64(i), opt)
+				if !keep {
+					out[i].w = nil
+				}
+				if i >= 100 && !keep { // the report shows the first ones; replay tells the rest
+					for j := range out[i].violations {
+						out[i].violations[j].story = nil
+					}
+				}
 			}
 		}()
 	}
@@ -116,7 +126,7 @@ func runSeeds(opt *options, first uint64, n, parallel int) []seedResult {
 func TestSim(t *testing.T) {
 	opt := testOptions(t)
 	start := time.Now()
-	results := runSeeds(opt, *flagSeed, *flagSeeds, *flagParallel)
+	results := runSeeds(opt, *flagSeed, *flagSeeds, *flagParallel, false)
 	took := time.Since(start)
 	for _, r := range results {
 		for _, f := range r.fatals {
@@ -155,7 +165,13 @@ func countViolations(rs []seedResult) int {
 
 // describe is one violation as a failing seed prints it: the seed, the
 // intent, the check, the replay command and the intent's story.
-func describe(r seedResult, v violation) string { return describeWith(r, v, replay(r.seed)) }
+func describe(r seedResult, v violation) string {
+	if v.story == nil {
+		return fmt.Sprintf("seed %d (%s, %s): VIOLATION %s, intent %s: %s\n    hint: %s\n    replay (for its story): %s",
+			r.seed, r.cfg.provider, r.cfg.store, v.check, v.intent, v.msg, v.hint, replay(r.seed))
+	}
+	return describeWith(r, v, replay(r.seed))
+}
 
 // summarize counts, per check, the seeds that broke it and names the first.
 func summarize(rs []seedResult) string {

@@ -50,6 +50,7 @@ type world struct {
 	expired   map[string]bool      // intent -> Expire deleted its record
 	staleKeys map[string]bool      // intent -> a key of it was resent after the provider forgot it
 	listed    map[string]bool      // intent -> Unresolved named it in the quiet phase
+	resumed   map[string]bool      // intent -> charged again in the quiet phase
 	kills     int
 	abandoned []*call // calls whose callers left while their flights ran
 }
@@ -113,7 +114,7 @@ func newWorld(seed uint64, opt *options) *world {
 		clock: newSimClock(), byID: map[string]*order{}, inflight: map[string][]sending{},
 		processed: map[string]time.Time{}, created: map[string]bool{}, claims: map[string]*call{},
 		owners: map[string]*call{}, released: map[string]*call{}, expired: map[string]bool{},
-		staleKeys: map[string]bool{}, listed: map[string]bool{}}
+		staleKeys: map[string]bool{}, listed: map[string]bool{}, resumed: map[string]bool{}}
 	w.cfg = drawConfig(seed, opt, w.rng)
 	w.tr = newTracer(w.clock)
 	w.tr.touch = w.touch
