@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -138,11 +139,13 @@ func childLine(out []byte) string {
 	return ""
 }
 
+var hexAddr = regexp.MustCompile(`0x[0-9a-f]+`)
+
 // crashLine picks the line of a crash that says what it was.
 func crashLine(out []byte) string {
 	for _, l := range strings.Split(string(out), "\n") {
 		if strings.HasPrefix(l, "panic:") || strings.HasPrefix(l, "fatal error:") || strings.HasPrefix(l, "unexpected fault") {
-			return strings.TrimSpace(l)
+			return hexAddr.ReplaceAllString(strings.TrimSpace(l), "0x…") // addresses differ from run to run
 		}
 	}
 	return "no panic line in its output"

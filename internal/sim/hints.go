@@ -25,6 +25,7 @@ const (
 	hintDamage      = "issue8#10 damaged file store"
 	hintRedisRetry  = "issue8#11 Redis reply lost, script re-run"
 	hintPending     = "issue9#1 pending read as succeeded"
+	hintMismatchRes = "issue9#2 the resume is refused as other parameters"
 	hintSecret      = "issue9#7 secrets kept or cut before redaction"
 	hintImpatient   = "issue9#8 impatient caller stops the flight"
 )
@@ -88,7 +89,7 @@ func (w *world) falseFailedHint(c *call) string {
 func staleHint(holder *call) string {
 	hs := holder.get()
 	switch {
-	case hs.res.mismatch:
+	case hs.res.mismatch, holder.v == otherParams: // (a caller who left never read its ErrIntentMismatch)
 		return hintMismatch
 	case hs.zombie:
 		return hintCrashStall
@@ -118,6 +119,8 @@ func (w *world) unsettledHint(o *order) string {
 		return hintExpiry
 	case !w.listed[o.id] && !w.resumed[o.id]:
 		return hintStarved // nobody resumed it: recovery never got past the head of Unresolved
+	case w.resumeMismatch[o.id]:
+		return hintMismatchRes // the record was made by other parameters: every resume is ErrIntentMismatch
 	case w.cfg.provider == "omise" && w.skewedLocked():
 		return hintSkewLookup
 	}

@@ -106,10 +106,11 @@ func (w *world) recover(ctx context.Context, inst *instance, id func() string) {
 
 // resume charges o again in the quiet phase.
 func (w *world) resume(ctx context.Context, inst *instance, o *order, id string) {
+	res := w.charge(ctx, inst, o, canonical, id)
 	w.mu.Lock()
 	w.resumed[o.id] = true
+	w.resumeMismatch[o.id] = res.mismatch
 	w.mu.Unlock()
-	w.charge(ctx, inst, o, canonical, id)
 }
 
 // unresolved reads every page Unresolved gives, up to a bound.

@@ -37,22 +37,23 @@ type world struct {
 	redis    redisArm     // the Redis store's lost reply, when armed
 	bg       sync.WaitGroup
 
-	mu        sync.Mutex
-	store     *storeHandle
-	calls     []*call              // every call made
-	inflight  map[string][]sending // requests on the wire, by intent
-	processed map[string]time.Time // key -> when the provider first processed it
-	created   map[string]bool      // intent -> a Reserve created its record
-	claims    map[string]*call     // intent -> the call that last took its lease
-	owners    map[string]*call     // lease owner -> the last call that claimed with it
-	errs      []callErr            // every error string a caller got
-	released  map[string]*call     // intent -> the call that last released its lease
-	expired   map[string]bool      // intent -> Expire deleted its record
-	staleKeys map[string]bool      // intent -> a key of it was resent after the provider forgot it
-	listed    map[string]bool      // intent -> Unresolved named it in the quiet phase
-	resumed   map[string]bool      // intent -> charged again in the quiet phase
-	kills     int
-	abandoned []*call // calls whose callers left while their flights ran
+	mu             sync.Mutex
+	store          *storeHandle
+	calls          []*call              // every call made
+	inflight       map[string][]sending // requests on the wire, by intent
+	processed      map[string]time.Time // key -> when the provider first processed it
+	created        map[string]bool      // intent -> a Reserve created its record
+	claims         map[string]*call     // intent -> the call that last took its lease
+	owners         map[string]*call     // lease owner -> the last call that claimed with it
+	errs           []callErr            // every error string a caller got
+	released       map[string]*call     // intent -> the call that last released its lease
+	expired        map[string]bool      // intent -> Expire deleted its record
+	staleKeys      map[string]bool      // intent -> a key of it was resent after the provider forgot it
+	listed         map[string]bool      // intent -> Unresolved named it in the quiet phase
+	resumed        map[string]bool      // intent -> charged again in the quiet phase
+	resumeMismatch map[string]bool      // intent -> its last resume was refused as other parameters
+	kills          int
+	abandoned      []*call // calls whose callers left while their flights ran
 }
 
 type callErr struct{ intent, text string }
@@ -114,7 +115,8 @@ func newWorld(seed uint64, opt *options) *world {
 		clock: newSimClock(), byID: map[string]*order{}, inflight: map[string][]sending{},
 		processed: map[string]time.Time{}, created: map[string]bool{}, claims: map[string]*call{},
 		owners: map[string]*call{}, released: map[string]*call{}, expired: map[string]bool{},
-		staleKeys: map[string]bool{}, listed: map[string]bool{}, resumed: map[string]bool{}}
+		staleKeys: map[string]bool{}, listed: map[string]bool{}, resumed: map[string]bool{},
+		resumeMismatch: map[string]bool{}}
 	w.cfg = drawConfig(seed, opt, w.rng)
 	w.tr = newTracer(w.clock)
 	w.tr.touch = w.touch
