@@ -25,7 +25,7 @@ func transcript(w *world) string {
 // replayed.
 func TestDeterminism(t *testing.T) {
 	opt := testOptions(t)
-	n := min(*flagSeeds, 200)
+	n := min(*flagSeeds, 100)
 	a := runSeeds(opt, *flagSeed, n, *flagParallel, true)
 	b := runSeeds(opt, *flagSeed, n, *flagParallel, true)
 	for i := range a {

@@ -121,6 +121,8 @@ func (w *world) unsettledHint(o *order) string {
 		return hintStarved // nobody resumed it: recovery never got past the head of Unresolved
 	case w.resumeMismatch[o.id]:
 		return hintMismatchRes // the record was made by other parameters: every resume is ErrIntentMismatch
+	case w.staleKeys[o.id]:
+		return hintSkewKey // resent after the provider forgot the key: a new charge object replaced the paid one
 	case w.cfg.provider == "omise" && w.skewedLocked():
 		return hintSkewLookup
 	}

@@ -42,40 +42,58 @@ func (w *world) step(ctx context.Context, i int) {
 	}
 	switch kind {
 	case "retry":
-		if o := w.pickOrder(func(o *order) bool { st, _, _ := o.snapshot(); return st != outSucceeded }); o != nil && w.mayResend(o) {
-			_, caller, _ := o.snapshot()
-			if caller == nil || caller.dead.Load() || caller.closed.Load() {
-				caller = w.pickInst()
-			}
-			w.charge(ctx, caller, o, canonical, id)
-		}
+		w.retry(ctx, id)
 	case "redeliver":
-		if o := w.pickOrder(nil); o != nil && w.mayResend(o) {
-			w.charge(ctx, w.pickInst(), o, canonical, id)
-		}
+		w.again(ctx, id, canonical)
 	case "mismatch":
-		if o := w.pickOrder(nil); o != nil && w.mayResend(o) {
-			w.charge(ctx, w.pickInst(), o, otherParams, id)
-		}
+		w.again(ctx, id, otherParams)
 	case "settle":
 		if o := w.pickOrder(nil); o != nil {
 			w.settle(ctx, w.pickInst(), o, id)
 		}
 	case "advance":
-		d := w.pickJump()
-		w.advance(d, "the world goes on")
-		if d >= time.Hour {
-			w.sweep(ctx) // stores sweep hourly (the file store's default)
-		}
-		if d >= 23*time.Hour {
-			w.catchUp = 4
-		}
+		w.jump(ctx)
 	case "expire":
 		w.sweep(ctx)
 	case "customer":
 		w.customer(ctx, id)
 	case "kill":
 		w.kill(w.pickInst(), "the host dies")
+	}
+}
+
+// retry is a caller charging again an order whose answer was not a
+// success, from the instance it was waiting on if that one still runs.
+func (w *world) retry(ctx context.Context, id string) {
+	o := w.pickOrder(func(o *order) bool { st, _, _ := o.snapshot(); return st != outSucceeded })
+	if o == nil || !w.mayResend(o) {
+		return
+	}
+	_, caller, _ := o.snapshot()
+	if caller == nil || caller.dead.Load() || caller.closed.Load() {
+		caller = w.pickInst()
+	}
+	w.charge(ctx, caller, o, canonical, id)
+}
+
+// again is an order charged again from any instance: the same request
+// delivered twice, or one with other parameters.
+func (w *world) again(ctx context.Context, id string, v variant) {
+	if o := w.pickOrder(nil); o != nil && w.mayResend(o) {
+		w.charge(ctx, w.pickInst(), o, v, id)
+	}
+}
+
+// jump moves time on; stores sweep hourly (the file store's default), and
+// after a day or more the shop catches up.
+func (w *world) jump(ctx context.Context) {
+	d := w.pickJump()
+	w.advance(d, "the world goes on")
+	if d >= time.Hour {
+		w.sweep(ctx)
+	}
+	if d >= 23*time.Hour {
+		w.catchUp = 4
 	}
 }
 
