@@ -75,7 +75,7 @@ func neverReached(p PastAttempt) bool {
 		return false
 	}
 	switch out.Kind {
-	case KindNotSent, KindRateLimited, KindConfig:
+	case KindNotSent, KindRateLimited, KindConfig, KindNotFound:
 		return true
 	}
 	return false

@@ -52,8 +52,19 @@ func (c *Client) settleExpired(ctx context.Context, claim *Claim, rec Record) (*
 	if err == nil && settles(v.Kind) {
 		return c.concludeLookup(ctx, claim, rec, v)
 	}
-	c.release(ctx, claim)
 	cause := fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
+	if err == nil && v.Kind == KindNotFound {
+		// The provider proves that nothing was charged under the key: the
+		// attempt failed, and the next charge begins a new one instead of
+		// leaving the intent unknown for ever.
+		raw, _ := (&storedOutcome{Kind: KindNotFound}).encode()
+		if claim.CloseIfHeld(ctx, StateFailed, raw) == nil {
+			return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
+				Err: fmt.Errorf("%w; the provider shows no charge under it", cause)}
+		}
+		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}
+	}
+	c.release(ctx, claim)
 	if err != nil {
 		cause = fmt.Errorf("%w; lookup: %w", cause, err) // e.g. two charges found for one intent
 	}
