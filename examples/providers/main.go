@@ -78,16 +78,22 @@ func charge(t target, store idempay.KeyStore) error {
 	if err != nil {
 		return err
 	}
+	defer client.Close(context.Background())
 	for i := range 2 { // the second call answers from the store, with no request
 		ch, err := client.Charge(context.Background(), t.req)
-		if errors.Is(err, idempay.ErrOutcomeUnknown) {
+		switch idempay.OutcomeOf(err) {
+		case idempay.OutcomeSucceeded:
+			fmt.Printf("%s call %d: succeeded %s %d %s key=%s requests=%d replayed=%v\n", t.name, i+1, ch.ID,
+				ch.Amount, ch.Currency, ch.Key, ch.Attempts, ch.Replayed)
+		case idempay.OutcomePending:
+			// 3-D Secure, an offsite method, a 2C2P payment page: the
+			// customer acts there; a later Charge or Settle learns how it ended.
+			fmt.Printf("%s call %d: pending %s: send the customer to %s\n", t.name, i+1, ch.ID, ch.AuthorizeURL)
+		case idempay.OutcomeFailed:
+			return err
+		case idempay.OutcomeUnknown:
 			return fmt.Errorf("outcome unknown; resume with the same key: IDEMPAY_EXAMPLE_INTENT=%s: %w", t.req.IntentID, err)
 		}
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%s call %d: %s %s %d %s key=%s attempts=%d replayed=%v %s\n", t.name, i+1, ch.ID, ch.State,
-			ch.Amount, ch.Currency, ch.Key, ch.Attempts, ch.Replayed, ch.AuthorizeURL)
 	}
 	return nil
 }
