@@ -10,7 +10,6 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/refserver"
-	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,7 +26,7 @@ func capture(id, intent string, amount int64) idempay.CaptureRequest {
 // paid; once captured, in part, it is a success of what was captured, and
 // only that may be refunded.
 func TestAuthorisationIsPendingUntilCaptured(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{Lenient: true})
 	c := opsClient(t, s, store)
 	ctx := context.Background()
@@ -82,7 +81,7 @@ func TestAuthorisationIsPendingUntilCaptured(t *testing.T) {
 // Rule: a cancelled authorisation moved no money: Charge answers it
 // failed (ErrCanceled), and it can be neither captured nor refunded.
 func TestCancelledAuthorisation(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{Lenient: true})
 	c := opsClient(t, s, store)
 	charged(t, c, "o", 1500, true)
@@ -117,7 +116,7 @@ func TestCancelledAuthorisation(t *testing.T) {
 // charge captured when it was made. A whole capture takes the authorised
 // amount.
 func TestCaptureRefusalsAndWholeCapture(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store)
 	charged(t, c, "auth", 1500, true)
@@ -151,7 +150,7 @@ func TestCaptureRefusalsAndWholeCapture(t *testing.T) {
 // can be neither refunded nor cancelled, and Charge still answers it as
 // not paid; once the capture settles, it is.
 func TestUnknownCaptureBlocksTheAuthorisation(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 2 })
 	charged(t, c, "o", 1500, true)
@@ -186,7 +185,7 @@ func TestUnknownCaptureBlocksTheAuthorisation(t *testing.T) {
 // is captured or cancelled, never both, never twice (the server would do
 // anything it is sent), and the charge answers accordingly.
 func TestCaptureAndCancelRaceUnderFaults(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{Lenient: true, Lease: 30 * time.Millisecond, Seed: 5})
 	retry := func(cfg *idempay.Config) {
 		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 4, InitialInterval: 2 * time.Millisecond,

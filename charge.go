@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-
-	"golang.org/x/text/currency"
 )
 
 // MaxAmount is the largest amount, in minor units, that idempay sends:
@@ -151,21 +149,6 @@ func (s Secret) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(redacted)) }
 
 // MarshalJSON hides the secret from encoding/json.
 func (s Secret) MarshalJSON() ([]byte, error) { return json.Marshal(redacted) }
-
-// CurrencyExponent returns the number of minor-unit digits of an ISO 4217
-// code (0 for JPY, 2 for USD, 3 for BHD), or a *ValidationError for a code
-// that is not a currency.
-func CurrencyExponent(code string) (int, error) {
-	if len(code) != 3 {
-		return 0, invalid("Currency", "%q is not a three-letter ISO 4217 code", code)
-	}
-	unit, err := currency.ParseISO(code)
-	if err != nil || unit == currency.XXX || unit == currency.XTS {
-		return 0, invalid("Currency", "%q is not an ISO 4217 currency", code)
-	}
-	scale, _ := currency.Standard.Rounding(unit)
-	return scale, nil
-}
 
 // fingerprint hashes what makes two requests the same payment. The JSON
 // encoding of a struct with sorted maps is canonical, so equal requests

@@ -53,6 +53,8 @@ func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 		{"return URL relative", "ReturnURL", func(r *idempay.ChargeRequest) { r.ReturnURL = "/back" }},
 		{"return URL javascript", "ReturnURL", func(r *idempay.ChargeRequest) { r.ReturnURL = "javascript:alert(1)" }},
 		{"return URL with credentials", "ReturnURL", func(r *idempay.ChargeRequest) { r.ReturnURL = "https://u:p@shop.example/back" }},
+		{"return URL data", "ReturnURL", func(r *idempay.ChargeRequest) { r.ReturnURL = "data:text/html,x" }},
+		{"return URL https without host", "ReturnURL", func(r *idempay.ChargeRequest) { r.ReturnURL = "https:///back" }},
 		{"metadata using idempay's tag", "Metadata", func(r *idempay.ChargeRequest) { r.Metadata = map[string]string{"idempay_intent": "x"} }},
 		{"metadata with too many entries", "Metadata", func(r *idempay.ChargeRequest) {
 			r.Metadata = map[string]string{}
@@ -61,7 +63,7 @@ func TestBadInputIsRefusedBeforeAnythingIsSent(t *testing.T) {
 			}
 		}},
 		{"extra with a control character", "Extra", func(r *idempay.ChargeRequest) { r.Extra = map[string]string{"k": "a\x00"} }},
-		{"own API: not JPY", "Currency", func(r *idempay.ChargeRequest) { r.Currency = "USD" }},
+		{"own API: a customer it cannot send", "Customer", func(r *idempay.ChargeRequest) { r.Customer = "cus_1" }},
 		{"own API: no token", "Source", func(r *idempay.ChargeRequest) { r.Source = "" }},
 	}
 	for _, tc := range cases {

@@ -89,6 +89,11 @@ const MinLease = 300 * time.Millisecond
 // closed or released.
 var ErrClaimFinished = errors.New("idempay: claim already closed or released")
 
+// ErrClaimAged is the cause of a Claim's Context once its attempt is older
+// than ClaimConfig.MaxAge: nothing more may be sent under it, though the
+// lease is still held.
+var ErrClaimAged = errors.New("idempay: claim's attempt older than its MaxAge")
+
 // Reserve reserves req's record through cfg.Store and, if the caller got
 // the lease, returns a Claim on it whose heartbeat has started; otherwise
 // the Claim is nil and the Reservation says why (closed, other parameters,
@@ -116,7 +121,7 @@ func (cfg ClaimConfig) Reserve(ctx context.Context, req ReserveRequest) (*Claim,
 		cl.beat.Add(1)
 		go cl.heartbeat(req)
 	} else {
-		cl.lose(fmt.Errorf("%w: attempt older than %s", ErrLeaseLost, cfg.MaxAge))
+		cl.age()
 	}
 	return cl, res, nil
 }
@@ -162,7 +167,8 @@ func (cl *Claim) Record() Record {
 func (cl *Claim) Owner() string { return cl.owner }
 
 // Context is cancelled, with cause ErrLeaseLost, once the lease is lost or
-// has run out, and when the claim is closed or released.
+// has run out; with ErrClaimAged once the attempt is older than MaxAge; and
+// when the claim is closed or released.
 func (cl *Claim) Context() context.Context { return cl.ctx }
 
 // Held reports whether the lease is still held with time left on the
@@ -203,6 +209,9 @@ func (cl *Claim) CloseIfHeld(ctx context.Context, st State, result []byte) error
 		return ErrClaimFinished
 	}
 	if cl.Lapsed() {
+		// Not this claim's to decide: give the lease back, if it still
+		// is this claim's, for the flight that knows more.
+		_ = cl.write(ctx, Resolution{State: StateOpen, LeaseOwner: cl.owner})
 		return ErrLeaseLost
 	}
 	return cl.write(ctx, Resolution{State: st, Result: result, LeaseOwner: cl.owner, Durable: cl.cfg.Durable})
@@ -355,8 +364,8 @@ func (cl *Claim) renew(req ReserveRequest) bool {
 	cl.rec = res.Record
 	cl.mu.Unlock()
 	cl.setDeadline(start, res)
-	if cl.until() <= 0 {
-		cl.lose(fmt.Errorf("%w: attempt older than %s", ErrLeaseLost, cl.cfg.MaxAge))
+	if cl.until() <= 0 { // renewed, but the attempt is past MaxAge now
+		cl.age()
 		return false
 	}
 	return true
@@ -375,6 +384,13 @@ func (cl *Claim) setDeadline(start time.Time, res Reservation) {
 	cl.mu.Lock()
 	cl.deadline = d
 	cl.mu.Unlock()
+}
+
+// age ends the work of a claim whose attempt has grown older than MaxAge:
+// nothing more may be sent, but the lease is still this claim's alone (no
+// other flight took it), so it may still close or release.
+func (cl *Claim) age() {
+	cl.cancel(fmt.Errorf("%w: attempt older than %s", ErrClaimAged, cl.cfg.MaxAge))
 }
 
 func (cl *Claim) lose(cause error) {

@@ -87,6 +87,8 @@
 // keystore/filestore (durable, one process: the default), keystore/postgres
 // and keystore/redis (fleets). Each passes keystore/storetest.Run.
 // Providers implement Provider: OwnAPI (a merchant's own API) here,
-// provider/stripe and provider/omise, and TwoC2P for 2C2P, whose
-// invoiceNo takes the place of a key.
+// provider/stripe, provider/omise and provider/twoc2p (2C2P, whose
+// invoiceNo takes the place of a key). The signed 2C2P payload builder
+// (TwoC2PPaymentToken, TwoC2PSigner, TwoC2PAmount, TwoC2PInvoiceNo) is here,
+// for callers who speak to 2C2P without a Client.
 package idempay

@@ -91,10 +91,12 @@ var (
 	// Outcome unknown.
 	ErrInProgress = errors.New("idempay: charge in progress elsewhere")
 
-	// ErrKeyExpired: the intent's key is older than the provider's
-	// retention window and unresolved. It is never resent, since the provider
-	// has forgotten it and would charge again; settle the intent by lookup
-	// or reconcile it by hand. Outcome unknown.
+	// ErrKeyExpired: the intent's key is older than KeyRetention and
+	// unresolved. It is never resent, since the provider may have forgotten
+	// it and would charge again; settle the intent by lookup or reconcile it
+	// by hand. Outcome unknown, unless the provider's lookup proved that
+	// nothing was charged under the key: then failed, and the next charge
+	// begins a new attempt.
 	ErrKeyExpired = errors.New("idempay: unresolved key past the retention window")
 
 	// ErrStoredFailure: the provider replayed a failure it stored for the

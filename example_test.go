@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"net/http"
 	"os"
 	"path/filepath"
 
+	"github.com/jarcoal/httpmock"
+
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/refserver"
+	"github.com/idempay/idempay/idempaytest"
 	"github.com/idempay/idempay/keystore/filestore"
 	"github.com/idempay/idempay/keystore/memstore"
 )
@@ -17,8 +20,8 @@ import (
 // A charge with the durable file store: the key is on disk before the
 // request leaves, so a crash and a restart resume with the same key.
 func Example() {
-	_, url, stop := refserver.Start(refserver.Config{}) // stands in for your payment API
-	defer stop()
+	api := idempaytest.NewServer() // stands in for your payment API
+	defer api.Close()
 
 	dir, _ := os.MkdirTemp("", "idempay-example-")
 	defer os.RemoveAll(dir)
@@ -28,11 +31,12 @@ func Example() {
 	}
 	defer store.Close()
 
-	client, err := idempay.New(idempay.Config{BaseURL: url, Store: store, Credentials: "sk_test_..."})
+	client, err := idempay.New(idempay.Config{BaseURL: api.URL, Store: store, Credentials: "sk_test_..."})
 	if err != nil {
 		log.Fatal(err)
 	}
-	req := idempay.ChargeRequest{IntentID: "order-1001", Amount: 1500, Currency: "JPY", Source: "tokn_test_visa"}
+	defer client.Close(context.Background())
+	req := idempay.ChargeRequest{IntentID: "order-1001", Amount: 1500, Currency: "JPY", Source: idempaytest.Token}
 	ch, err := client.Charge(context.Background(), req)
 	if err != nil {
 		log.Fatal(err)
@@ -47,20 +51,22 @@ func Example() {
 	// true true store
 }
 
-// Deciding what an error means for the money.
+// Deciding what a charge did with the money: a caller who switches on the
+// outcome alone is right in all four cases.
 func ExampleOutcomeOf() {
-	api, url, stop := refserver.Start(refserver.Config{})
-	defer stop()
-	client, _ := idempay.New(idempay.Config{BaseURL: url, Store: memstore.New(),
+	api := idempaytest.NewServer()
+	defer api.Close()
+	client, _ := idempay.New(idempay.Config{BaseURL: api.URL, Store: memstore.New(),
 		Retry: idempay.RetryPolicy{MaxAttempts: 2}})
+	req := idempay.ChargeRequest{IntentID: "order-2002", Amount: 990, Currency: "JPY", Source: idempaytest.Token}
 
-	api.InjectOrder("order-2002", refserver.Post, refserver.Post) // both answers lost after charging
-	_, err := client.Charge(context.Background(), idempay.ChargeRequest{
-		IntentID: "order-2002", Amount: 990, Currency: "JPY", Source: "tokn_test_visa"})
-
+	api.Fail("order-2002", idempaytest.Post, idempaytest.Post) // both answers lost after charging
+	ch, err := client.Charge(context.Background(), req)
 	switch idempay.OutcomeOf(err) {
 	case idempay.OutcomeSucceeded:
-		fmt.Println("ship the order")
+		fmt.Println("ship the order", ch.ID)
+	case idempay.OutcomePending:
+		fmt.Println("send the customer to", ch.AuthorizeURL)
 	case idempay.OutcomeFailed:
 		fmt.Println("ask for another card")
 	case idempay.OutcomeUnknown:
@@ -68,28 +74,49 @@ func ExampleOutcomeOf() {
 		// later with the same request; idempay resends the same key.
 		fmt.Println("unknown; retry later:", errors.Is(err, idempay.ErrOutcomeUnknown))
 	}
-	ch, err := client.Charge(context.Background(), idempay.ChargeRequest{
-		IntentID: "order-2002", Amount: 990, Currency: "JPY", Source: "tokn_test_visa"})
-	fmt.Println(err == nil, ch.Replayed, ch.ReplayedFrom, api.Ledger().Count("order-2002"))
+	ch, err = client.Charge(context.Background(), req)
+	fmt.Println(err == nil, ch.Replayed, ch.ReplayedFrom, api.Charges("order-2002"))
 	// Output:
 	// unknown; retry later: true
 	// true true server 1
 }
 
-// A decline is definite, and typed.
-func ExampleClient_Charge_decline() {
-	_, url, stop := refserver.Start(refserver.Config{})
-	defer stop()
-	client, _ := idempay.New(idempay.Config{BaseURL: url, Store: memstore.New()})
+// A pending charge (3-D Secure, a hosted page) is its own outcome: the
+// charge comes back with ErrPending, so code that only checks err never
+// ships an order that is not paid.
+func ExampleClient_Charge_pending() {
+	mock := httpmock.NewMockTransport()
+	mock.RegisterResponder(http.MethodPost, "https://payments.example/payments/charge",
+		idempaytest.PendingResponder("ch_3ds"))
+	client, _ := idempay.New(idempay.Config{BaseURL: "https://payments.example", Store: memstore.New(),
+		HTTPClient: &http.Client{Transport: mock}})
 
-	_, err := client.Charge(context.Background(), idempay.ChargeRequest{
-		IntentID: "order-3003", Amount: 5000, Currency: "JPY", Source: refserver.DeclineTokenPrefix})
+	ch, err := client.Charge(context.Background(), idempay.ChargeRequest{
+		IntentID: "order-6006", Amount: 4200, Currency: "JPY", Source: idempaytest.Token})
+	fmt.Println(idempay.OutcomeOf(err), errors.Is(err, idempay.ErrPending), ch.ID, ch.State)
+	// Output:
+	// pending true ch_3ds pending
+}
+
+// A decline is definite, and typed. Another card on the same order is a
+// second attempt, with a key of its own.
+func ExampleClient_Charge_anotherCard() {
+	api := idempaytest.NewServer()
+	defer api.Close()
+	client, _ := idempay.New(idempay.Config{BaseURL: api.URL, Store: memstore.New()})
+	req := idempay.ChargeRequest{IntentID: "order-3003", Amount: 5000, Currency: "JPY", Source: idempaytest.DeclineToken}
+
+	_, err := client.Charge(context.Background(), req)
 	var apiErr *idempay.APIError
 	if errors.Is(err, idempay.ErrDeclined) && errors.As(err, &apiErr) {
 		fmt.Println("declined:", apiErr.Code, apiErr.DeclineCode, idempay.OutcomeOf(err))
 	}
+	req.Source = idempaytest.Token // the customer tries another card
+	ch, err := client.Charge(context.Background(), req)
+	fmt.Println(err == nil, ch.Attempt, len(api.Keys("order-3003")), api.Charges("order-3003"))
 	// Output:
 	// declined: card_declined generic_decline failed
+	// true 2 2 1
 }
 
 // Bad input is refused before anything is stored or sent.
@@ -101,19 +128,20 @@ func ExampleChargeRequest_Validate() {
 	// true Amount true
 }
 
-// After a restart, list what is unresolved and charge each intent again
-// with its original request, rebuilt from your own order records.
+// After a restart, go through what is unresolved and charge each intent
+// again with its original request, rebuilt from your own order records.
 func ExampleClient_Unresolved() {
-	api, url, stop := refserver.Start(refserver.Config{})
-	defer stop()
-	store := memstore.New()
-	client, _ := idempay.New(idempay.Config{BaseURL: url, Store: store, Retry: idempay.RetryPolicy{MaxAttempts: 1}})
-	req := idempay.ChargeRequest{IntentID: "order-5005", Amount: 2500, Currency: "JPY", Source: "tokn_test_visa"}
-	api.InjectOrder("order-5005", refserver.Post)
+	api := idempaytest.NewServer()
+	defer api.Close()
+	client, _ := idempay.New(idempay.Config{BaseURL: api.URL, Store: memstore.New(), Retry: idempay.RetryPolicy{MaxAttempts: 1}})
+	req := idempay.ChargeRequest{IntentID: "order-5005", Amount: 2500, Currency: "JPY", Source: idempaytest.Token}
+	api.Fail("order-5005", idempaytest.Post)
 	_, _ = client.Charge(context.Background(), req) // the answer is lost
 
-	open, _ := client.Unresolved(context.Background(), 100)
-	for _, rec := range open {
+	for rec, err := range client.Unresolved(context.Background()) {
+		if err != nil {
+			log.Fatal(err)
+		}
 		ch, err := client.Charge(context.Background(), req) // rebuilt from rec.IntentID in real code
 		fmt.Println(rec.IntentID, rec.State, err == nil && ch.Key == rec.Key)
 	}

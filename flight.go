@@ -52,7 +52,7 @@ func (f *flight) run() (Verdict, error) {
 			return v, nil
 		}
 	}
-	httpReq, err := f.op.build(withProbe(ctx, &f.probe), f.c.target, f.rec.Key)
+	httpReq, err := f.op.build(withAttempt(withProbe(ctx, &f.probe), f.rec.Attempt), f.c.target, f.rec.Key)
 	if err != nil {
 		return Verdict{Kind: KindInvalid}, err
 	}

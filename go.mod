@@ -14,7 +14,6 @@ require (
 	github.com/stripe/stripe-go/v82 v82.5.1
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sync v0.25.0
-	golang.org/x/text v0.44.0
 )
 
 require (
@@ -26,4 +25,5 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
 )

@@ -10,7 +10,6 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/refserver"
-	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,7 +63,7 @@ func (s *stalledInstance) isArmed() bool {
 // document is stale: writing it would erase B's refund, and both refunds
 // would go out. A must start over and see B's.
 func TestLedgerUpdateOutlivedByItsLease(t *testing.T) {
-	mem := memstore.New()
+	mem := opsStore(t)
 	stalled := &stalledInstance{KeyStore: mem, armed: make(chan struct{}), loadGate: make(chan struct{}),
 		renewGate: make(chan struct{}), renewing: make(chan struct{})}
 	s := startOps(t, mem, refserver.Config{Lenient: true})

@@ -5,10 +5,12 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,8 +18,30 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/refserver"
+	"github.com/idempay/idempay/keystore/filestore"
+	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/require"
 )
+
+var opsStoreKind = flag.String("ops.store", "mem", "the store the refund, capture and cancel tests run on: mem or file")
+
+// opsStore is the one place the operation tests make a store, so that
+// they all run on another one: -ops.store=file for keystore/filestore (add
+// postgres and redis here once their ports land).
+func opsStore(t testing.TB) idempay.KeyStore {
+	t.Helper()
+	switch *opsStoreKind {
+	case "file":
+		s, err := filestore.Open(filepath.Join(t.TempDir(), "keys.db"))
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	case "mem":
+		return memstore.New()
+	}
+	t.Fatalf("-ops.store=%s: want mem or file", *opsStoreKind)
+	return nil
+}
 
 // opsServer is a reference server for operation tests. On every request it
 // checks what must hold before the first byte of a request: the request's

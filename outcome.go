@@ -107,6 +107,8 @@ func failedSentinel(k Kind) error {
 		return ErrInvalidRequest
 	case KindConfig:
 		return ErrConfig
+	case KindNotFound:
+		return ErrKeyExpired // the provider proved no charge under the expired key
 	}
 	return ErrUnreachable
 }

@@ -14,20 +14,28 @@ import (
 )
 
 // OwnAPI speaks a merchant's own payment API. Its zero value speaks the
-// contract of the article idempay grew from:
+// contract of the article idempay grew from, widened to any currency:
 //
 //	POST /payments/charge
 //	Idempotency-Key: <key>
-//	{"order_id": "...", "amount_jpy": 1500, "omise_token": "tokn_..."}
+//	{"order_id": "...", "amount": 1500, "currency": "JPY", "amount_jpy": 1500,
+//	 "omise_token": "tokn_...", "metadata": {...}}
 //
-// answered 201 {"order_id", "charge_id", "status", "amount_jpy"}, with
-// "Idempotency-Replayed: true" on replays, 409 while the key is in flight
-// and 422 when the key was used with another body. Errors may come as
-// {"error": {"type", "code", "decline_code", "param", "message"}} or as
-// FastAPI's {"detail": ...}. Every field changes one part of the contract.
+// amount is in the currency's minor units; amount_jpy, the article's own
+// field, is sent for JPY only, so that a server reading it alone never takes
+// cents for yen; metadata is left out when empty. The answer is 201
+// {"order_id", "charge_id", "status", "amount_jpy"} (or "amount" and
+// "currency"), with "Idempotency-Replayed: true" on replays, 409 while the
+// key is in flight and 422 when the key was used with another body. Errors
+// may come as {"error": {"type", "code", "decline_code", "param",
+// "message"}} or as FastAPI's {"detail": ...}. Every field changes one part
+// of the contract.
 //
-// A charge made with ChargeRequest.Extra {"capture": "false"} is sent with
-// "capture": false; an answer whose status is "authorized" (or
+// The default body has no place for Description, Customer, ReturnURL or
+// Extra: Validate refuses a request that sets one (a *ValidationError naming
+// the field) rather than drop it in silence. Set Encode to send them. The
+// one Extra it carries is {"capture": "false"}, sent as "capture": false:
+// authorise now, capture later. An answer whose status is "authorized" (or
 // "requires_capture") is an authorisation awaiting capture. Refunds,
 // captures and cancels follow the same contract on their own paths (see
 // NewRefundRequest).
@@ -40,11 +48,14 @@ type OwnAPI struct {
 	// spellings in use: "Idempotency-Replayed" and "Idempotent-Replayed".
 	ReplayHeaders []string
 	// Encode builds the request body and its content type. Default: the
-	// article's JSON, which only carries JPY amounts.
+	// JSON above. With Encode set, Validate leaves the request to it.
 	Encode func(req ChargeRequest) (body []byte, contentType string, err error)
 	// LookupPath, if set, makes the adapter able to settle an intent
-	// without resending: GET LookupPath?order_id=<intent> answers the
-	// charge (2xx) or 404 when there is none.
+	// without resending: GET LookupPath?order_id=<intent>&idempotency_key=<key>
+	// answers the charge made under that key (2xx), or 404 when there is
+	// none. A server that ignores the key must answer only charges that
+	// moved money, since a decline it answered could be an earlier
+	// attempt's.
 	LookupPath string
 
 	// RefundPath, CapturePath and CancelPath are the endpoints of the
@@ -80,16 +91,24 @@ func (OwnAPI) SecretFields() []string { return []string{"client_secret"} }
 // Name is "ownapi".
 func (OwnAPI) Name() string { return "ownapi" }
 
-// Validate refuses what the default encoding cannot carry.
+// Validate refuses what the default encoding cannot carry: a request
+// without a Source (omise_token), or one that sets a field the body has no
+// place for.
 func (a OwnAPI) Validate(req ChargeRequest) error {
 	if a.Encode != nil {
 		return nil
 	}
-	if !strings.EqualFold(req.Currency, "JPY") {
-		return invalid("Currency", "the default own-API contract carries amount_jpy only; got %q (set OwnAPI.Encode)", req.Currency)
-	}
 	if req.Source == "" {
 		return invalid("Source", "is required by the own-API contract (omise_token)")
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"Description", req.Description != ""}, {"Customer", req.Customer != ""},
+		{"ReturnURL", req.ReturnURL != ""}, {"Extra", otherExtra(req)}} {
+		if f.set {
+			return invalid(f.name, "has no place in the default own-API body; set OwnAPI.Encode to send it")
+		}
 	}
 	if v, ok := req.Extra["capture"]; ok && v != "true" && v != "false" {
 		return invalid("Extra", "capture must be true or false, got %q", v)
@@ -120,17 +139,34 @@ func (a OwnAPI) NewChargeRequest(ctx context.Context, t Target, req ChargeReques
 	return r, nil
 }
 
+// ownAPIBody is the default request body.
+type ownAPIBody struct {
+	OrderID   string            `json:"order_id"`
+	Amount    int64             `json:"amount"`
+	Currency  string            `json:"currency"`
+	AmountJPY int64             `json:"amount_jpy,omitempty"`
+	Token     string            `json:"omise_token"`
+	Metadata  map[string]string `json:"metadata,omitempty"`
+	Capture   *bool             `json:"capture,omitempty"`
+}
+
+// otherExtra reports whether req.Extra holds anything the default body
+// cannot carry: anything but "capture".
+func otherExtra(req ChargeRequest) bool {
+	_, capture := req.Extra["capture"]
+	return len(req.Extra) > 1 || (len(req.Extra) == 1 && !capture)
+}
+
 func encodeArticleBody(req ChargeRequest) ([]byte, string, error) {
-	var capture *bool
-	if req.Extra["capture"] == "false" {
-		capture = new(bool) // authorise now, capture later
+	body := ownAPIBody{OrderID: req.IntentID, Amount: req.Amount, Currency: strings.ToUpper(req.Currency),
+		Token: req.Source.Reveal(), Metadata: req.Metadata}
+	if body.Currency == "JPY" {
+		body.AmountJPY = req.Amount
 	}
-	b, err := json.Marshal(struct {
-		OrderID   string `json:"order_id"`
-		AmountJPY int64  `json:"amount_jpy"`
-		Token     string `json:"omise_token"`
-		Capture   *bool  `json:"capture,omitempty"`
-	}{req.IntentID, req.Amount, req.Source.Reveal(), capture})
+	if req.Extra["capture"] == "false" {
+		body.Capture = new(bool) // authorise now, capture later
+	}
+	b, err := json.Marshal(body)
 	return b, "application/json", err
 }
 
@@ -244,7 +280,9 @@ func (a OwnAPI) FindCharge(ctx context.Context, hc *http.Client, t Target, rec R
 		return Verdict{}, fmt.Errorf("%w: OwnAPI.LookupPath is not set", ErrNoLookup)
 	}
 	u := t.BaseURL.JoinPath(a.LookupPath)
-	u.RawQuery = url.Values{"order_id": {rec.IntentID}}.Encode()
+	// The key names the attempt: after a declined card, the charge of the
+	// next attempt must not be answered with the first one's decline.
+	u.RawQuery = url.Values{"order_id": {rec.IntentID}, "idempotency_key": {rec.Key}}.Encode()
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return Verdict{}, err

@@ -96,9 +96,10 @@ type SecretFielder interface {
 type Target struct {
 	BaseURL     *url.URL
 	Credentials Secret
-	// Namespace is the client's KeyStore namespace (provider and account),
-	// for adapters that tag charges so that a lookup never takes another
-	// account's charge for this one's.
+	// Namespace is the Client's namespace (provider and account, see
+	// Client.Namespace), which scopes every key: adapters tag what they
+	// create with it, so that a lookup never settles one account's intent
+	// with another account's charge on the same provider key.
 	Namespace string
 }
 
@@ -193,4 +194,23 @@ func ClassifyStatus(status int) Kind {
 		return KindInvalid
 	}
 	return KindUnknown // 1xx, 3xx: a POST answered like that settles nothing
+}
+
+type attemptKey struct{}
+
+func withAttempt(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, attemptKey{}, n)
+}
+
+// AttemptOf returns, inside Provider.NewChargeRequest, the number of the
+// intent's attempt the request is built for: 1, or n after n-1 definite
+// failures. An adapter whose provider keys a payment by something derived
+// from the intent (2C2P's invoiceNo) derives it from the attempt too, so
+// that another card on a declined order is a payment of its own. Outside a
+// charge it returns 1. FindCharge reads the attempt from Record.Attempt.
+func AttemptOf(ctx context.Context) int {
+	if n, ok := ctx.Value(attemptKey{}).(int); ok && n > 0 {
+		return n
+	}
+	return 1
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/chaos"
 	"github.com/idempay/idempay/internal/refserver"
-	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/require"
 )
 
@@ -58,7 +57,7 @@ func BenchmarkChaosRefundsOwnAPI(b *testing.B) {
 }
 
 func runRefundChaos(t testing.TB, n int) chaos.RefundReport {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{Lease: 30 * time.Millisecond, Seed: 11, Lenient: true})
 	retry := func(cfg *idempay.Config) {
 		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,

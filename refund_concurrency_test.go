@@ -9,7 +9,6 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/refserver"
-	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,7 +18,7 @@ import (
 // the charge allows succeeds, the rest is refused, nothing is refunded
 // beyond the charge (the server would refund anything).
 func TestConcurrentRefundsOfOneIntent(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{Lenient: true, Latency: 2 * time.Millisecond})
 	a, b := opsClient(t, s, store), opsClient(t, s, store)
 	charged(t, a, "o", 1500, false)
@@ -53,7 +52,7 @@ func TestConcurrentRefundsOfOneIntent(t *testing.T) {
 // is made once: callers in one process share its flight; the other
 // instance is told it is in progress, then answers it from the store.
 func TestOneRefundFromManyCallers(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{Latency: 20 * time.Millisecond})
 	a, b := opsClient(t, s, store), opsClient(t, s, store)
 	charged(t, a, "o", 1500, false)
@@ -83,7 +82,7 @@ func TestOneRefundFromManyCallers(t *testing.T) {
 // outcome unknown for that caller) and records its outcome; Close waits
 // for it, and refuses new operations with ErrClosed.
 func TestRefundFlightOutlivesItsCallerAndClose(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store)
 	charged(t, c, "o", 1500, false)

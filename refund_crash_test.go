@@ -11,7 +11,6 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/refserver"
-	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -64,7 +63,7 @@ func (s *ledgerFaults) Load(ctx context.Context, ns, id string) (idempay.Record,
 // request) leaves the amount counted and nothing sent; the next call, in a
 // new process, goes on with the same key, and the refund is made once.
 func TestCrashBetweenLedgerAndSend(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	var armed atomic.Bool
 	armed.Store(true)
@@ -131,7 +130,7 @@ func TestLedgerWriteFailures(t *testing.T) {
 		{"ledger not reachable", func(s *ledgerFaults) { s.failReserves.Store(1) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mem := memstore.New()
+			mem := opsStore(t)
 			store := &ledgerFaults{KeyStore: mem}
 			s := startOps(t, mem, refserver.Config{})
 			c := opsClient(t, s, store)
@@ -161,7 +160,7 @@ func TestLedgerWriteFailures(t *testing.T) {
 // Rule: a ledger whose holder crashed is free again once its lease runs
 // out; one held throughout is reported in progress, with nothing sent.
 func TestLedgerHeldByAnotherFlight(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	lease := 400 * time.Millisecond
 	c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Lease = lease })
@@ -205,7 +204,7 @@ func TestLedgerHeldByAnotherFlight(t *testing.T) {
 // *PanicError, and the leases it held (the refund's, the ledger's) are
 // given back at once, so the next refund of the intent does not wait.
 func TestPanicsInARefundAreContained(t *testing.T) {
-	mem := memstore.New()
+	mem := opsStore(t)
 	store := &ledgerFaults{KeyStore: mem}
 	s := startOps(t, mem, refserver.Config{})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })

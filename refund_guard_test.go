@@ -8,7 +8,6 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/refserver"
-	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,7 +25,7 @@ func opErr(t *testing.T, err error, want idempay.Outcome) *idempay.OpError {
 // a refund that would is refused before anything is sent, with an
 // *AmountError saying what is left; nothing reaches the server.
 func TestRefundBeyondTheChargeIsRefused(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{Lenient: true}) // the server would refund anything
 	c := opsClient(t, s, store)
 	charged(t, c, "o", 1500, false)
@@ -65,7 +64,7 @@ func TestUnsettledRefundsCount(t *testing.T) {
 		{"pending", []step{opAnswer(202, "re_p", "pending", 1000)}, idempay.OutcomePending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := memstore.New()
+			store := opsStore(t)
 			s := startOps(t, store, refserver.Config{Lenient: true})
 			c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 2 })
 			charged(t, c, "o", 1500, false)
@@ -88,7 +87,7 @@ func TestUnsettledRefundsCount(t *testing.T) {
 // amount; a refund refused here because of it is tried afresh, as a new
 // attempt, once the amount is free.
 func TestFailedRefundFreesItsAmount(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
 	charged(t, c, "o", 1500, false)
@@ -123,7 +122,7 @@ func TestFailedRefundFreesItsAmount(t *testing.T) {
 // Rule: only a settled successful charge can be refunded, captured or
 // cancelled; anything else is refused before anything is stored.
 func TestOperationsOfAnIntentNotSucceededAreRefused(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
 	ctx := context.Background()
@@ -154,7 +153,7 @@ func TestOperationsOfAnIntentNotSucceededAreRefused(t *testing.T) {
 // Rule: a refund in another currency than the charge's is bad input,
 // refused with a *ValidationError before anything is stored.
 func TestRefundInAnotherCurrencyIsRefused(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store)
 	charged(t, c, "o", 1500, false)
@@ -173,7 +172,7 @@ func TestRefundInAnotherCurrencyIsRefused(t *testing.T) {
 // parameters, a settled one answers its own result (ParamsDiffer) and an
 // unsettled one is refused, with nothing sent.
 func TestOperationIDReusedWithOtherParameters(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
 	charged(t, c, "o", 1500, false)
@@ -201,7 +200,7 @@ func TestOperationIDReusedWithOtherParameters(t *testing.T) {
 // Rule: every field of an operation is checked before anything is stored
 // or sent; a bad one is a *ValidationError naming it.
 func TestBadOperationInputIsRefused(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store)
 	charged(t, c, "o", 1500, false)
@@ -301,7 +300,7 @@ func (c chargeOnly) NewChargeRequest(ctx context.Context, t idempay.Target, r id
 // Rule: a provider without a capability gets ErrNotSupported, before
 // anything is validated against the store or stored.
 func TestOperationNotSupportedByTheProvider(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := newClient(t, s.URL, store, func(cfg *idempay.Config) { cfg.Provider = chargeOnly{} })
 	charged(t, c, "o", 1500, false)
@@ -328,7 +327,7 @@ func TestOperationNotSupportedByTheProvider(t *testing.T) {
 // time); the second attempt, with another amount, is checked and entered
 // afresh, never let through on the first one's entry.
 func TestCallerKeyReusedByANewAttemptIsCheckedAfresh(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{Lenient: true})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 2 })
 	charged(t, c, "o", 1500, false)

@@ -18,7 +18,7 @@ import (
 // error matching ErrPending, the record stays pending, and the next call
 // settles it by lookup, never by resending.
 func TestPendingRefundIsSettledByLookup(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store)
 	charged(t, c, "o", 1500, false)
@@ -49,7 +49,7 @@ func TestPendingRefundIsSettledByLookup(t *testing.T) {
 // Rule: an unknown refund is settled by the next call with the same
 // request: the same key is resent and the server replays what it did.
 func TestUnknownRefundResumesWithItsKey(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 2 })
 	charged(t, c, "o", 1500, false)
@@ -80,6 +80,7 @@ func TestUnknownRefundResumesWithItsKey(t *testing.T) {
 func TestExpiredRefundIsSettledByLookup(t *testing.T) {
 	var now atomic.Int64
 	now.Store(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC).UnixNano())
+	// The store's clock moves by hand: memstore alone takes one.
 	store := memstore.New(memstore.WithClock(func() time.Time { return time.Unix(0, now.Load()) }))
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 2 })
@@ -101,7 +102,7 @@ func TestExpiredRefundIsSettledByLookup(t *testing.T) {
 // Rule: a provider that does not de-duplicate (LookupGuard) is asked
 // before every resend of a refund too.
 func TestLookupGuardCoversRefunds(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) {
 		cfg.Provider = guardedOwnAPI{idempay.OwnAPI{LookupPath: refserver.DefaultPath, OpLookup: true}}
@@ -134,7 +135,7 @@ func TestHostileRefundAnswers(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			store := memstore.New()
+			store := opsStore(t)
 			s := startOps(t, store, refserver.Config{})
 			c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
 			charged(t, c, "o", 1500, false)
@@ -176,7 +177,7 @@ func TestCarelessRefundVerdicts(t *testing.T) {
 			Operation: &idempay.Operation{ID: "re_1", State: idempay.StateSucceeded}}, idempay.OutcomePending},
 	} {
 		t.Run(name, func(t *testing.T) {
-			store := memstore.New()
+			store := opsStore(t)
 			s := startOps(t, store, refserver.Config{})
 			c := opsClient(t, s, store, func(cfg *idempay.Config) {
 				cfg.Provider = lyingRefunds{OwnAPI: idempay.OwnAPI{}, v: tc.v}
@@ -195,7 +196,7 @@ func TestCarelessRefundVerdicts(t *testing.T) {
 // Rule: a refund whose key the provider stored a 500 for is unknown and not
 // retried: the replay cannot change; its amount keeps counting.
 func TestStoredServerErrorOnARefund(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{StoreServerErrors: true})
 	c := opsClient(t, s, store)
 	charged(t, c, "o", 1500, false)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/refserver"
-	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,7 +14,7 @@ import (
 // byte, and its amount is entered in the intent's ledger; the same refund
 // again answers from the store.
 func TestRefundSucceedsOnceAndAnswersFromStore(t *testing.T) {
-	store := memstore.New()
+	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store)
 	charged(t, c, "o", 1500, false)

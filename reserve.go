@@ -82,7 +82,7 @@ func neverReached(p PastAttempt) bool {
 		return true // refused before its first byte
 	}
 	switch out.Kind {
-	case KindNotSent, KindRateLimited, KindConfig:
+	case KindNotSent, KindRateLimited, KindConfig, KindNotFound:
 		return true
 	}
 	return false

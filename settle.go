@@ -53,8 +53,19 @@ func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, 
 	if err == nil && settles(v.Kind) {
 		return c.concludeLookup(ctx, op, claim, rec, v)
 	}
-	c.release(ctx, claim)
 	cause := fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
+	if err == nil && v.Kind == KindNotFound {
+		// The provider proves that nothing was charged under the key: the
+		// attempt failed, and the next charge begins a new one instead of
+		// leaving the intent unknown for ever.
+		raw, _ := (&storedOutcome{Kind: KindNotFound}).encode()
+		if claim.CloseIfHeld(ctx, StateFailed, raw) == nil {
+			return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
+				Err: fmt.Errorf("%w; the provider shows no charge under it", cause)}
+		}
+		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}
+	}
+	c.release(ctx, claim)
 	if err != nil {
 		cause = fmt.Errorf("%w; lookup: %w", cause, err) // e.g. two charges found for one intent
 	}
@@ -69,14 +80,19 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 	f.complete(&v, nil, nil)
 	switch v.Kind {
 	case KindSucceeded, KindPending:
-		ch := f.answer(v)
 		if v.Kind == KindPending && rec.State == StatePending {
-			// Still pending: nothing new to record but the lease to give back.
+			// Still pending: nothing new to record but the lease to give
+			// back, and the stored charge is the answer: a lookup's copy
+			// may lack what the customer must be shown (a payment page).
 			if claim != nil {
 				c.release(ctx, claim)
 			}
-			return op.answer(ctx, ch)
+			if ch, err := c.fromStore(ctx, op, rec); ch != nil {
+				ch.ReplayedFrom = ReplayFromLookup // the provider was asked, and says pending still
+				return ch, err
+			}
 		}
+		ch := f.answer(v)
 		c.closeWith(ctx, claim, rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
 		return op.answer(ctx, ch)
 	case KindDeclined:

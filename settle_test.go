@@ -177,3 +177,36 @@ func TestPendingStaysPendingWhenTheLookupCannotTell(t *testing.T) {
 	assert.Equal(t, int32(1), posts.Load(), "a pending charge is never resent")
 	assert.Equal(t, int32(1), gets.Load(), "it was looked up")
 }
+
+// Rule: past KeyRetention a key is never resent; if the provider's lookup
+// proves that nothing was charged under it, the attempt is failed and the
+// next charge begins a new attempt with a new key, instead of leaving the
+// intent unknown for ever.
+func TestExpiredKeyProvenUnchargedBeginsANewAttempt(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC).UnixNano())
+	store := memstore.New(memstore.WithClock(func() time.Time { return time.Unix(0, now.Load()) }))
+	api, url, stop := refserver.Start(refserver.Config{})
+	defer stop()
+	c := newClient(t, url, store, func(cfg *idempay.Config) {
+		cfg.Provider = idempay.OwnAPI{LookupPath: refserver.DefaultPath}
+		cfg.Retry.MaxAttempts = 2
+	})
+	api.InjectOrder("o-gone", refserver.Pre, refserver.Pre) // never reached the server
+	_, err := c.Charge(context.Background(), order("o-gone"))
+	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+	first, _ := c.Record(context.Background(), "o-gone")
+	posts := api.Stats().Requests
+
+	now.Add(int64(48 * time.Hour))
+	_, err = c.Charge(context.Background(), order("o-gone"))
+	assert.ErrorIs(t, err, idempay.ErrKeyExpired)
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "the lookup proved no charge")
+	assert.Equal(t, posts, api.Stats().Requests, "the expired key was not resent")
+
+	ch, err := c.Charge(context.Background(), order("o-gone"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, ch.Attempt)
+	assert.NotEqual(t, first.Key, ch.Key, "a new attempt, a new key")
+	assert.Equal(t, 1, api.Ledger().Count("o-gone"))
+}

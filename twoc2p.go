@@ -1,305 +1,242 @@
 package idempay
 
 import (
-	"bytes"
-	"cmp"
-	"context"
-	"errors"
-	"net/http"
-	"slices"
+	"encoding/json"
+	"fmt"
+	"net/url"
 	"strings"
-	"time"
+	"unicode/utf8"
 )
 
-// TwoC2P speaks 2C2P's Payment Gateway API v4.3: a Payment Token request
-// per intent, and Payment Inquiry to settle what an answer did not.
-//
-// 2C2P has no idempotency header. The invoiceNo in the signed payload is
-// the key in practice: a second token request with the same invoiceNo is
-// refused with respCode 9015, not replayed. So the adapter derives the
-// invoiceNo from the intent ID (TwoC2PInvoiceNo), which the Client has
-// reserved in the KeyStore before anything is sent, and it is a
-// LookupGuard: before any resend of an intent that may have reached 2C2P,
-// and after any lost or unclassifiable answer (9015 included), the Client
-// asks Payment Inquiry. Found settles the intent and is reported as a
-// replay (ReplayFromLookup); 2002 "not found" proves that sending again is
-// safe; anything else leaves the outcome unknown with the invoice kept. A
-// 9015 is therefore never a failure. The intent's idempotency key travels
-// in the idempotencyID field as well.
-//
-// # What a successful token request means
-//
-// A Payment Token request does not move money: it opens a payment that the
-// customer completes on 2C2P's page (webPaymentUrl), or that the merchant
-// completes with Do Payment. So respCode 0000 on the token request is
-// reported as a pending charge (KindPending, Charge.State StatePending),
-// with Charge.ID the paymentToken, Charge.AuthorizeURL the webPaymentUrl
-// and Charge.Status "0000". Charging the intent again later (or Settle)
-// asks Payment Inquiry, and only its 0000 makes the charge succeeded, with
-// Charge.ID the tranRef. A charge found by inquiry before it was paid is
-// pending with Charge.ID the invoiceNo and no AuthorizeURL: Payment Inquiry
-// does not give a lost paymentToken back, so the customer cannot be sent
-// to pay under that invoice; reconcile it with 2C2P before charging the
-// order under a new intent ID.
-//
-// # respCodes
-//
-// Token request (ReadCharge): 0000, 0001, 2001 pending; 9015 (existing
-// invoice), 4200 (tokenised, no payment), 9041 (token already used) and
-// any code not listed unknown; 9004, 9005, 9006, 9009, 9010, 9040 invalid;
-// 9007, 9042 configuration; 9990 to 9999 server errors (retried after an
-// inquiry). An answer whose signature does not verify is unknown, never a
-// success. A 5xx is a server error whatever its body.
-//
-// Payment Inquiry (FindCharge): 0000 succeeded; 0001, 2001 pending; the
-// codes IsDecline accepts declined; 2002 not found; everything else, an
-// unsigned success, or an answer that names no invoice or another invoice
-// or merchant, unknown; an echoed idempotencyID other than the intent's key, a key
-// conflict.
-//
-// # Credentials and configuration
-//
-// Config.Credentials is the merchant secret key: it signs every request
-// and verifies every answer, and never appears in an error or a log. The
-// merchant ID and the channels are set here. The channels decide the
-// invoiceNo limit (20 characters with a QR channel, else 50), so they are
-// part of the adapter, not of each request: a Client whose channels change
-// would derive other invoice numbers for the same intents. Use a separate
-// Config.Account for each set of channels.
-//
-// ChargeRequest fields: IntentID gives invoiceNo; Amount and Currency give
-// amount (as a decimal number, see TwoC2PAmount) and currencyCode;
-// Description (default: the intent ID) gives description; ReturnURL gives
-// frontendReturnUrl; Extra keys "userDefined1" to "userDefined5" give those
-// fields. Source, Customer and Metadata have no place in a token request
-// and are refused, as are other Extra keys.
-type TwoC2P struct {
-	// MerchantID is the 2C2P merchant ID. Required.
-	MerchantID string
-	// PaymentChannel lists the channels offered to the customer. Default
-	// ["CC"].
-	PaymentChannel []string
-	// Request3DS is sent as request3DS when set: "Y", "N" or "F".
-	Request3DS string
-	// BackendReturnURL is where 2C2P notifies the merchant's server.
-	BackendReturnURL string
-	// TokenPath and InquiryPath default to "/payment/4.3/paymentToken" and
-	// "/payment/4.3/paymentInquiry", under Config.BaseURL (for example
-	// https://sandbox-pgw.2c2p.com).
-	TokenPath   string
-	InquiryPath string
-	// IsDecline says which Payment Inquiry respCodes are a definite refusal
-	// of the payment. Default TwoC2PIssuerDecline. A code it accepts ends
-	// the intent as failed: include only codes 2C2P confirms move no money.
-	IsDecline func(respCode string) bool
-	// Now is the clock for the exp and nbf claims of answers. Default
-	// time.Now.
-	Now func() time.Time
-}
-
-// Defaults of TwoC2P.
+// Field limits of the PGW v4.3 Payment Token request (2C2P's types AN25,
+// C250, C100). The user-defined fields' limit is not in the public
+// documentation; 150 is what 2C2P's samples stay within.
 const (
-	TwoC2PTokenPath   = "/payment/4.3/paymentToken"
-	TwoC2PInquiryPath = "/payment/4.3/paymentInquiry"
+	twoc2pMaxMerchantID    = 25
+	twoc2pMaxDescription   = 250
+	twoc2pMaxIdempotencyID = 100
+	twoc2pMaxUserDefined   = 150
+	twoc2pMaxURL           = 1000
 )
 
-var (
-	_ Provider    = TwoC2P{}
-	_ LookupGuard = TwoC2P{}
-)
+// TwoC2PPaymentToken is the payload of a PGW v4.3 Payment Token request
+// (POST /payment/4.3/paymentToken). It is a plain value: build it, then
+// Validate, JSON, Sign or Body it. Nothing in it is generated: the invoice
+// number comes from the caller's persisted intent (see TwoC2PInvoiceNo),
+// and the amount from integer minor units.
+type TwoC2PPaymentToken struct {
+	// MerchantID is the 2C2P merchant ID: 1 to 25 letters and digits.
+	MerchantID string
+	// InvoiceNo identifies the payment at 2C2P and is its idempotency key
+	// in practice: 2C2P refuses a second token request for it with
+	// respCode 9015. 1 to 50 letters and digits; 20 with a QR channel.
+	InvoiceNo string
+	// Description is shown to the customer: 1 to 250 characters.
+	Description string
+	// Amount in minor units of Currency (JPY 1500 is ¥1,500; THB 123456 is
+	// ฿1,234.56). It is sent as the decimal major-unit number 2C2P expects.
+	Amount int64
+	// Currency is the ISO 4217 alphabetic code ("THB", "JPY"), any case.
+	Currency string
+	// PaymentChannel lists the channels offered, e.g. ["CC"]. Required.
+	PaymentChannel []string
+	// IdempotencyID is optional (at most 100 characters); the TwoC2P
+	// adapter puts the intent's idempotency key in it.
+	IdempotencyID string
+	// Request3DS is "Y", "N", "F" (force) or empty for 2C2P's default.
+	Request3DS string
+	// FrontendReturnURL and BackendReturnURL are optional absolute http(s)
+	// URLs: where the customer returns, and where 2C2P notifies the
+	// merchant's server.
+	FrontendReturnURL string
+	BackendReturnURL  string
+	// UserDefined holds userDefined1 to userDefined5, returned by 2C2P in
+	// its answers and notifications. Empty entries are not sent.
+	UserDefined [5]string
+}
 
-// Name is "2c2p".
-func (TwoC2P) Name() string { return "2c2p" }
+// twoc2pTokenWire is the payload as it goes on the wire. The amount is a
+// json.Number so it is written as the exact decimal literal, never through
+// a float64.
+type twoc2pTokenWire struct {
+	MerchantID        string      `json:"merchantID"`
+	InvoiceNo         string      `json:"invoiceNo"`
+	Description       string      `json:"description"`
+	Amount            json.Number `json:"amount"`
+	CurrencyCode      string      `json:"currencyCode"`
+	PaymentChannel    []string    `json:"paymentChannel"`
+	IdempotencyID     string      `json:"idempotencyID,omitempty"`
+	Request3DS        string      `json:"request3DS,omitempty"`
+	FrontendReturnURL string      `json:"frontendReturnUrl,omitempty"`
+	BackendReturnURL  string      `json:"backendReturnUrl,omitempty"`
+	UserDefined1      string      `json:"userDefined1,omitempty"`
+	UserDefined2      string      `json:"userDefined2,omitempty"`
+	UserDefined3      string      `json:"userDefined3,omitempty"`
+	UserDefined4      string      `json:"userDefined4,omitempty"`
+	UserDefined5      string      `json:"userDefined5,omitempty"`
+}
 
-// LookupBeforeResend is true: 2C2P answers a repeated invoiceNo with 9015
-// instead of a replay, so only Payment Inquiry can say what an earlier
-// attempt did.
-func (TwoC2P) LookupBeforeResend() bool { return true }
+// Validate checks p against 2C2P's field rules and returns a
+// *ValidationError (matching ErrInvalidRequest) for the first fault. It is
+// what JSON, Sign and Body run before encoding anything.
+func (p TwoC2PPaymentToken) Validate() error {
+	_, err := p.wire()
+	return err
+}
 
-// twoc2pExtra are the ChargeRequest.Extra keys the adapter understands.
-var twoc2pExtra = [5]string{"userDefined1", "userDefined2", "userDefined3", "userDefined4", "userDefined5"}
-
-// Validate refuses, before anything is stored or signed, what a token
-// request could not carry: see the type's documentation.
-func (a TwoC2P) Validate(req ChargeRequest) error {
-	switch {
-	case req.Source != "":
-		return invalid("Source", "has no place in a 2C2P payment token request; the customer pays on webPaymentUrl")
-	case req.Customer != "":
-		return invalid("Customer", "has no place in a 2C2P payment token request")
-	case len(req.Metadata) > 0:
-		return invalid("Metadata", "has no place in a 2C2P payment token request; use Extra userDefined1 to userDefined5")
+func (p TwoC2PPaymentToken) wire() (*twoc2pTokenWire, error) {
+	if err := twoc2pCheckMerchantID(p.MerchantID); err != nil {
+		return nil, err
 	}
-	for k := range req.Extra {
-		if !slices.Contains(twoc2pExtra[:], k) {
-			return invalid("Extra", "key %q is not one of userDefined1 to userDefined5", k)
+	if len(p.PaymentChannel) == 0 {
+		return nil, invalid("PaymentChannel", "is empty; name at least one channel, e.g. CC")
+	}
+	for _, c := range p.PaymentChannel {
+		if !isASCIIAlnum(c) {
+			return nil, invalid("PaymentChannel", "%q is not a channel code", c)
 		}
 	}
-	p, err := a.payload(req, req.Key)
-	if err != nil {
-		return err
+	if err := TwoC2PCheckInvoiceNo(p.InvoiceNo, TwoC2PHasQRChannel(p.PaymentChannel)); err != nil {
+		return nil, err
 	}
-	return p.Validate()
-}
-
-// payload builds the token request of req, to carry key.
-func (a TwoC2P) payload(req ChargeRequest, key string) (TwoC2PPaymentToken, error) {
-	channels := a.channels()
-	invoiceNo, err := TwoC2PInvoiceNo(req.IntentID, TwoC2PHasQRChannel(channels))
-	if err != nil {
-		return TwoC2PPaymentToken{}, err
+	if err := twoc2pCheckText("Description", p.Description, twoc2pMaxDescription, true); err != nil {
+		return nil, err
 	}
-	p := TwoC2PPaymentToken{
-		MerchantID:        a.MerchantID,
-		InvoiceNo:         invoiceNo,
-		Description:       cmp.Or(req.Description, req.IntentID),
-		Amount:            req.Amount,
-		Currency:          req.Currency,
-		PaymentChannel:    channels,
-		IdempotencyID:     key,
-		Request3DS:        a.Request3DS,
-		FrontendReturnURL: req.ReturnURL,
-		BackendReturnURL:  a.BackendReturnURL,
+	if p.Amount <= 0 {
+		return nil, invalid("Amount", "must be positive, got %d", p.Amount)
 	}
-	for i, k := range twoc2pExtra {
-		p.UserDefined[i] = req.Extra[k]
-	}
-	return p, nil
-}
-
-func (a TwoC2P) channels() []string {
-	if len(a.PaymentChannel) == 0 {
-		return []string{"CC"}
-	}
-	return a.PaymentChannel
-}
-
-func (a TwoC2P) invoiceNo(intentID string) (string, error) {
-	return TwoC2PInvoiceNo(intentID, TwoC2PHasQRChannel(a.channels()))
-}
-
-func (a TwoC2P) signer(t Target) TwoC2PSigner {
-	return TwoC2PSigner{Secret: t.Credentials, Now: a.Now}
-}
-
-// twoc2pFacts travels in the request's context from NewChargeRequest to
-// ReadCharge, which the Provider interface gives only the response: the
-// key to verify the answer with, and what the answer does not repeat.
-type twoc2pFacts struct {
-	signer    TwoC2PSigner
-	invoiceNo string
-	amount    int64
-	currency  string
-}
-
-type twoc2pFactsKey struct{}
-
-// String keeps the secret out of a printed context.
-func (*twoc2pFacts) String() string { return "2c2p request" }
-
-// NewChargeRequest builds the signed Payment Token request of req, with key
-// as its idempotencyID. The body is the same JWT on every retry.
-func (a TwoC2P) NewChargeRequest(ctx context.Context, t Target, req ChargeRequest, key string) (*http.Request, error) {
-	p, err := a.payload(req, key)
+	amount, err := TwoC2PAmount(p.Amount, p.Currency)
 	if err != nil {
 		return nil, err
 	}
-	body, err := p.Body(t.Credentials)
-	if err != nil {
-		return nil, err
-	}
-	facts := &twoc2pFacts{signer: a.signer(t), invoiceNo: p.InvoiceNo, amount: req.Amount,
-		currency: strings.ToUpper(req.Currency)}
-	ctx = context.WithValue(ctx, twoc2pFactsKey{}, facts)
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		t.BaseURL.JoinPath(cmp.Or(a.TokenPath, TwoC2PTokenPath)).String(), bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	r.Header.Set("Content-Type", "application/json")
-	r.Header.Set("Accept", "application/json")
-	return r, nil
-}
-
-// ReadCharge reads a Payment Token answer; see the type's documentation
-// for the respCodes.
-func (a TwoC2P) ReadCharge(resp *http.Response, body []byte) Verdict {
-	var facts *twoc2pFacts
-	if resp.Request != nil {
-		facts, _ = resp.Request.Context().Value(twoc2pFactsKey{}).(*twoc2pFacts)
-	}
-	if facts == nil {
-		// Not a request this adapter built: there is no key to verify
-		// the answer with, so it cannot settle anything.
-		return Verdict{Kind: KindUnknown, Err: &APIError{Code: "unverifiable",
-			Message: "answer to a request not built by TwoC2P.NewChargeRequest"}}
-	}
-	r, err := facts.signer.ParseResponse(body)
-	if v, done := twoc2pByStatus(resp.StatusCode, r, err, body); done {
-		return v
-	}
-	v := Verdict{Kind: twoc2pTokenKind(r.RespCode)}
-	if v.Kind == KindPending && r.Signed {
-		v.Charge = &Charge{ID: cmp.Or(r.PaymentToken, facts.invoiceNo), Status: r.RespCode, State: StatePending,
-			Amount: facts.amount, Currency: facts.currency, AuthorizeURL: r.WebPaymentURL}
-		return v
-	}
-	if v.Kind == KindPending { // unsigned: ParseResponse refuses these; stay safe anyway
-		v.Kind = KindUnknown
-	}
-	v.Err = &APIError{Code: r.RespCode, Message: r.RespDesc}
-	return v
-}
-
-// twoc2pByStatus decides an answer whose HTTP status, not its respCode,
-// settles its meaning: a 5xx whatever its body, a 2xx that could not be
-// trusted or read, and any other status without a 2C2P body.
-func twoc2pByStatus(status int, r *TwoC2PResponse, parseErr error, body []byte) (Verdict, bool) {
-	k := ClassifyStatus(status)
-	switch {
-	case k == KindServerError:
-		e := &APIError{Message: snippet(body)}
-		if parseErr == nil {
-			e.Code, e.Message = r.RespCode, r.RespDesc
+	if p.IdempotencyID != "" {
+		if len(p.IdempotencyID) > twoc2pMaxIdempotencyID {
+			return nil, invalid("IdempotencyID", "is %d characters, more than 2C2P's %d", len(p.IdempotencyID), twoc2pMaxIdempotencyID)
 		}
-		return Verdict{Kind: KindServerError, Err: e}, true
-	case parseErr == nil && (status/100 == 2 || status/100 == 4):
-		return Verdict{}, false // the respCode decides
-	case parseErr != nil && status/100 == 2:
-		return Verdict{Kind: KindUnknown, Err: &APIError{Code: twoc2pParseCode(parseErr), Message: parseErr.Error()}}, true
+		if ValidateKey(p.IdempotencyID) != nil {
+			return nil, invalid("IdempotencyID", "must be printable ASCII without spaces")
+		}
 	}
-	return Verdict{Kind: k, Err: &APIError{Message: snippet(body)}}, true
+	switch p.Request3DS {
+	case "", "Y", "N", "F":
+	default:
+		return nil, invalid("Request3DS", "%q must be Y, N, F or empty", p.Request3DS)
+	}
+	for _, u := range []struct{ field, v string }{{"FrontendReturnURL", p.FrontendReturnURL}, {"BackendReturnURL", p.BackendReturnURL}} {
+		if err := twoc2pCheckURL(u.field, u.v); err != nil {
+			return nil, err
+		}
+	}
+	for i, v := range p.UserDefined {
+		if err := twoc2pCheckText(fmt.Sprintf("UserDefined%d", i+1), v, twoc2pMaxUserDefined, false); err != nil {
+			return nil, err
+		}
+	}
+	return &twoc2pTokenWire{
+		MerchantID: p.MerchantID, InvoiceNo: p.InvoiceNo, Description: p.Description,
+		Amount: json.Number(amount), CurrencyCode: strings.ToUpper(p.Currency),
+		PaymentChannel: p.PaymentChannel, IdempotencyID: p.IdempotencyID, Request3DS: p.Request3DS,
+		FrontendReturnURL: p.FrontendReturnURL, BackendReturnURL: p.BackendReturnURL,
+		UserDefined1: p.UserDefined[0], UserDefined2: p.UserDefined[1], UserDefined3: p.UserDefined[2],
+		UserDefined4: p.UserDefined[3], UserDefined5: p.UserDefined[4],
+	}, nil
 }
 
-// twoc2pParseCode names why an answer could not be read, for APIError.Code.
-func twoc2pParseCode(err error) string {
+// JSON validates p and returns the claims object that Sign signs: compact,
+// fields in the order of 2C2P's documentation, empty optional fields left
+// out, amount as a decimal number literal ("amount":1234.56).
+func (p TwoC2PPaymentToken) JSON() ([]byte, error) {
+	w, err := p.wire()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(w)
+}
+
+// Sign validates p and returns it as a JWT signed with HS256 under the
+// merchant secret key. Invalid input is refused before anything is signed.
+func (p TwoC2PPaymentToken) Sign(secret Secret) (string, error) {
+	claims, err := p.JSON()
+	if err != nil {
+		return "", err
+	}
+	return TwoC2PSigner{Secret: secret}.Sign(claims)
+}
+
+// Body returns the request body 2C2P expects: {"payload": "<jwt>"}.
+func (p TwoC2PPaymentToken) Body(secret Secret) ([]byte, error) {
+	tok, err := p.Sign(secret)
+	if err != nil {
+		return nil, err
+	}
+	return twoc2pBody(tok), nil
+}
+
+// TwoC2PInquiry is the payload of a PGW v4.3 Payment Inquiry request (POST
+// /payment/4.3/paymentInquiry): which invoice of which merchant to look up.
+type TwoC2PInquiry struct {
+	MerchantID string `json:"merchantID"`
+	InvoiceNo  string `json:"invoiceNo"`
+	// Locale of respDesc, e.g. "en"; optional.
+	Locale string `json:"locale,omitempty"`
+}
+
+// Body validates q and returns the signed request body {"payload": "<jwt>"}.
+// The invoice number is checked against the longer, non-QR limit, since an
+// inquiry does not say which channel was used.
+func (q TwoC2PInquiry) Body(secret Secret) ([]byte, error) {
+	if err := twoc2pCheckMerchantID(q.MerchantID); err != nil {
+		return nil, err
+	}
+	if err := TwoC2PCheckInvoiceNo(q.InvoiceNo, false); err != nil {
+		return nil, err
+	}
+	if q.Locale != "" && (len(q.Locale) > 10 || !isASCIIAlnum(strings.ReplaceAll(q.Locale, "-", ""))) {
+		return nil, invalid("Locale", "%q is not a locale", q.Locale)
+	}
+	claims, _ := json.Marshal(q) // strings only: cannot fail
+	tok, err := TwoC2PSigner{Secret: secret}.Sign(claims)
+	if err != nil {
+		return nil, err
+	}
+	return twoc2pBody(tok), nil
+}
+
+func twoc2pCheckMerchantID(id string) error {
 	switch {
-	case errors.Is(err, ErrTwoC2PSignature):
-		return "bad_signature"
-	case errors.Is(err, ErrTwoC2PUnsigned):
-		return "unsigned"
-	case errors.Is(err, ErrTwoC2PNoSecret):
-		return "no_secret"
+	case id == "":
+		return invalid("MerchantID", "is empty")
+	case len(id) > twoc2pMaxMerchantID || !isASCIIAlnum(id):
+		return invalid("MerchantID", "%q must be 1 to %d letters and digits", id, twoc2pMaxMerchantID)
 	}
-	return "malformed"
+	return nil
 }
 
-// twoc2pTokenKind maps a Payment Token respCode to a Kind.
-func twoc2pTokenKind(code string) Kind {
-	switch code {
-	case twoc2pSuccess, twoc2pPending, twoc2pInProgress:
-		return KindPending
-	case twoc2pInvalidValue, twoc2pMissingField, twoc2pTooLong, twoc2pBadAmount, twoc2pBadCurrency, twoc2pTokenInvalid:
-		return KindInvalid
-	case twoc2pBadMerchant, twoc2pHashMismatch:
-		return KindConfig
-	case twoc2pExisting, twoc2pTokenised, twoc2pTokenUsed:
-		// 9015: the invoice exists, made by an earlier attempt or call.
-		// Only Payment Inquiry can say how it stands.
-		return KindUnknown
+func twoc2pCheckText(field, s string, max int, required bool) error {
+	switch {
+	case s == "" && required:
+		return invalid(field, "is empty")
+	case !utf8.ValidString(s) || hasControl(s):
+		return invalid(field, "has control characters or invalid UTF-8")
+	case utf8.RuneCountInString(s) > max:
+		return invalid(field, "is %d characters, more than %d", utf8.RuneCountInString(s), max)
 	}
-	if twoc2pInternal(code) {
-		return KindServerError
+	return nil
+}
+
+func twoc2pCheckURL(field, s string) error {
+	if s == "" {
+		return nil
 	}
-	return KindUnknown
+	// The URL is not quoted back in errors: it may carry credentials.
+	u, err := url.Parse(s)
+	switch {
+	case len(s) > twoc2pMaxURL:
+		return invalid(field, "is longer than %d bytes", twoc2pMaxURL)
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
+		return invalid(field, "is not an absolute http(s) URL")
+	case u.User != nil:
+		return invalid(field, "must not carry credentials")
+	}
+	return nil
 }

@@ -1,103 +1,12 @@
 package idempay_test
 
 import (
-	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
-	"hash"
-	"net/http/httptest"
-	"testing"
-	"time"
-
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/fake2c2p"
-	"github.com/stretchr/testify/require"
 )
 
-// The merchant every 2C2P test speaks as. The secret is a test value.
-const (
-	tc2pSecret   idempay.Secret = "fake-2c2p-merchant-secret"
-	tc2pMerchant                = "JT01"
-	tc2pNS                      = "2c2p:default"
-)
-
-// tc2pServe starts a fake 2C2P gateway for the test's merchant. invoiceOf
-// maps an invoiceNo back to the intent the test charged under it; when it
-// is set, every verified request is checked against store: the intent must
-// be reserved, with the idempotencyID of a token request as its key,
-// before the request arrives.
-func tc2pServe(t *testing.T, cfg fake2c2p.Config, store idempay.KeyStore, intentOf func(invoiceNo string) string) (*fake2c2p.Server, string) {
-	t.Helper()
-	if cfg.MerchantID == "" {
-		cfg.MerchantID = tc2pMerchant
-	}
-	if cfg.Secret == "" {
-		cfg.Secret = tc2pSecret.Reveal()
-	}
-	if store != nil && intentOf != nil {
-		cfg.OnRequest = func(info fake2c2p.RequestInfo) {
-			intent := intentOf(info.InvoiceNo)
-			rec, err := store.Load(context.Background(), tc2pNS, intent)
-			switch {
-			case err != nil:
-				t.Errorf("2C2P %s request for invoice %s (intent %q) arrived before the store held the intent: %v",
-					info.Endpoint, info.InvoiceNo, intent, err)
-			case info.Endpoint == fake2c2p.Token && rec.Key != info.IdempotencyID:
-				t.Errorf("token request for intent %q carries idempotencyID %q, store holds key %q",
-					intent, info.IdempotencyID, rec.Key)
-			}
-		}
-	}
-	srv := fake2c2p.New(cfg)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return srv, ts.URL
-}
-
-// tc2pClient is a Client speaking 2C2P to url with fast retries.
-func tc2pClient(t *testing.T, url string, store idempay.KeyStore, mods ...func(*idempay.Config)) *idempay.Client {
-	t.Helper()
-	cfg := idempay.Config{BaseURL: url, Store: store, Credentials: tc2pSecret,
-		Provider: idempay.TwoC2P{MerchantID: tc2pMerchant},
-		Retry: idempay.RetryPolicy{MaxAttempts: 5, InitialInterval: time.Millisecond, MaxInterval: 4 * time.Millisecond,
-			MaxElapsed: 10 * time.Second}}
-	for _, m := range mods {
-		m(&cfg)
-	}
-	c, err := idempay.New(cfg)
-	require.NoError(t, err)
-	return c
-}
-
-// tc2pOrder is a THB 1,234.56 intent.
-func tc2pOrder(id string) idempay.ChargeRequest {
-	return idempay.ChargeRequest{IntentID: id, Amount: 123456, Currency: "THB", Description: "Order " + id}
-}
-
-// tc2pSameInvoice is the intentOf of tests whose intent IDs are already valid
-// invoice numbers.
-func tc2pSameInvoice(invoiceNo string) string { return invoiceNo }
-
-// tc2pB64 is base64url without padding, as JWT segments are written.
-func tc2pB64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
-
-// tc2pForge builds a JWT by hand, with any header, claims and MAC, so that
-// tests can make tokens golang-jwt would refuse to make.
-func tc2pForge(header, claims string, key []byte, h func() hash.Hash) string {
-	si := tc2pB64([]byte(header)) + "." + tc2pB64([]byte(claims))
-	if h == nil {
-		return si + "."
-	}
-	m := hmac.New(h, key)
-	m.Write([]byte(si))
-	return si + "." + tc2pB64(m.Sum(nil))
-}
+// tc2pSecret is the merchant secret key of the 2C2P tests: a test value.
+const tc2pSecret idempay.Secret = "fake-2c2p-merchant-secret"
 
 // tc2pHS256 signs claims with the test secret, by hand.
-func tc2pHS256(claims string) string {
-	return tc2pForge(`{"alg":"HS256","typ":"JWT"}`, claims, []byte(tc2pSecret.Reveal()), sha256.New)
-}
-
-// tc2pBody wraps a token as 2C2P does.
-func tc2pBody(token string) []byte { return []byte(`{"payload":"` + token + `"}`) }
+func tc2pHS256(claims string) string { return fake2c2p.SignHS256(claims, tc2pSecret.Reveal()) }

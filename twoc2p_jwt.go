@@ -24,23 +24,14 @@ var (
 	// signature, another key, an algorithm other than HS256 ("none"
 	// included), an expired or not-yet-valid token, or a malformed one.
 	ErrTwoC2PSignature = errors.New("idempay: 2C2P payload signature did not verify")
-
-	// ErrTwoC2PUnsigned: an answer claimed success or a pending payment
-	// without a signature. Only errors may come unsigned.
-	ErrTwoC2PUnsigned = errors.New("idempay: unsigned 2C2P answer claims success")
-
-	// ErrTwoC2PMalformed: an answer is neither {"payload": "<jwt>"} nor
-	// {"respCode", "respDesc"}.
-	ErrTwoC2PMalformed = errors.New("idempay: malformed 2C2P answer")
 )
 
 // twoc2pAlg is the one algorithm 2C2P signs with, and the only one accepted.
 const twoc2pAlg = "HS256"
 
 // TwoC2PSigner signs and verifies 2C2P payloads with one merchant secret
-// key. PGW v4.3 sends every request and answer as a JWT signed with HS256;
-// the legacy APIs use an HMAC-SHA256 "signature" field instead (LegacySign,
-// LegacyVerify).
+// key: PGW v4.3 sends every request and answer as a JWT signed with HS256.
+// Package provider/twoc2p reads answers with it (twoc2p.ParseResponse).
 //
 // A zero TwoC2PSigner refuses everything with ErrTwoC2PNoSecret. The Secret
 // never appears in an error or in fmt output (it is a Secret).
@@ -85,8 +76,9 @@ func (s TwoC2PSigner) Sign(claims []byte) (string, error) {
 // Verify checks a compact JWT signed by 2C2P and returns its payload, the
 // claims object exactly as it was signed. It accepts HS256 only (so "none",
 // HS512 and asymmetric algorithms are refused before any key is used),
-// refuses a token whose exp has passed or whose nbf has not come, and
-// wraps every failure in ErrTwoC2PSignature.
+// refuses a token whose exp has passed or whose nbf has not come, decodes
+// every segment strictly (no padding, no unused base64 bits set), and wraps
+// every failure in ErrTwoC2PSignature.
 func (s TwoC2PSigner) Verify(token string) ([]byte, error) {
 	if s.Secret == "" {
 		return nil, ErrTwoC2PNoSecret
@@ -98,6 +90,9 @@ func (s TwoC2PSigner) Verify(token string) ([]byte, error) {
 	p := jwt.NewParser(
 		jwt.WithValidMethods([]string{twoc2pAlg}),
 		jwt.WithJSONNumber(), // claims are money and codes: no float64
+		// One spelling per token: base64 with unused bits set (or padding)
+		// would give the same signed bytes a second encoding.
+		jwt.WithStrictDecoding(),
 		jwt.WithTimeFunc(now),
 	)
 	key := []byte(s.Secret.Reveal())

@@ -16,20 +16,23 @@ func TestTwoC2PAmount(t *testing.T) {
 		currency string
 		want     string
 	}{
-		{1500, "JPY", "1500"},      // zero-decimal: yen are the major unit
-		{150000, "JPY", "150000"},  // the article's amount is ¥150,000, not ¥1,500
-		{123456, "THB", "1234.56"}, // satang
-		{123456, "thb", "1234.56"}, // any case
-		{100000, "THB", "1000.00"}, // 2C2P's documented example
-		{5, "THB", "0.05"},         // a leading zero, never ".05"
-		{50, "THB", "0.50"},        // trailing zero kept
-		{0, "THB", "0.00"},         // formatting allows zero; charges refuse it
-		{115, "THB", "1.15"},       // 1.15 is 1.149999... as a float64
-		{1234, "BHD", "1.234"},     // three decimals (fils)
-		{1, "BHD", "0.001"},        // smallest BHD
-		{1000, "KWD", "1.000"},     // three decimals
-		{12345, "CLF", "1.2345"},   // four decimals
-		{7, "KRW", "7"},            // zero-decimal
+		{1500, "JPY", "1500"},          // zero-decimal: yen are the major unit
+		{150000, "JPY", "150000"},      // the article's amount is ¥150,000, not ¥1,500
+		{123456, "THB", "1234.56"},     // satang
+		{123456, "thb", "1234.56"},     // any case
+		{100000, "THB", "1000.00"},     // 2C2P's documented example
+		{5, "THB", "0.05"},             // a leading zero, never ".05"
+		{50, "THB", "0.50"},            // trailing zero kept
+		{0, "THB", "0.00"},             // formatting allows zero; charges refuse it
+		{115, "THB", "1.15"},           // 1.15 is 1.149999... as a float64
+		{1234, "BHD", "1.234"},         // three decimals (fils)
+		{1, "BHD", "0.001"},            // smallest BHD
+		{1000, "KWD", "1.000"},         // three decimals
+		{12345, "CLF", "1.2345"},       // four decimals
+		{7, "KRW", "7"},                // zero-decimal
+		{1_000_000, "IDR", "10000.00"}, // ISO 4217: two digits, whatever CLDR displays
+		{1_000_000, "MMK", "10000.00"},
+		{1500, "IQD", "1.500"}, // three digits in ISO 4217
 		{idempay.MaxAmount, "JPY", "9007199254740991"},
 		{idempay.MaxAmount, "USD", "90071992547409.91"},
 		{idempay.MaxAmount, "BHD", "9007199254740.991"},

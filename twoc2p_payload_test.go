@@ -1,6 +1,7 @@
 package idempay_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -74,9 +75,11 @@ func TestTwoC2PPaymentTokenOptionalFieldsLeftOut(t *testing.T) {
 func TestTwoC2PInquiryBody(t *testing.T) {
 	b, err := idempay.TwoC2PInquiry{MerchantID: "JT01", InvoiceNo: "A1", Locale: "en"}.Body(tc2pSecret)
 	require.NoError(t, err)
-	r, err := idempay.TwoC2PSigner{Secret: tc2pSecret}.ParseResponse(b)
-	require.NoError(t, err, "the inquiry body is {\"payload\": a JWT under the secret}")
-	assert.JSONEq(t, `{"merchantID":"JT01","invoiceNo":"A1","locale":"en"}`, string(r.Claims))
+	var body struct{ Payload string }
+	require.NoError(t, json.Unmarshal(b, &body), "the inquiry body is {\"payload\": a JWT under the secret}")
+	claims, err := idempay.TwoC2PSigner{Secret: tc2pSecret}.Verify(body.Payload)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"merchantID":"JT01","invoiceNo":"A1","locale":"en"}`, string(claims))
 
 	for _, q := range []idempay.TwoC2PInquiry{{InvoiceNo: "A1"}, {MerchantID: "JT01"}, {MerchantID: "JT01", InvoiceNo: "A-1"},
 		{MerchantID: "JT01", InvoiceNo: "A1", Locale: "e n"}} {

@@ -92,6 +92,13 @@ func (r ChargeRequest) validateText() error {
 	return nil
 }
 
+// scriptSchemes run in the page that follows them instead of leaving it:
+// never a place to send a customer back to.
+var scriptSchemes = map[string]bool{"javascript": true, "vbscript": true, "data": true, "file": true, "blob": true}
+
+// validateReturnURL accepts an absolute http(s) URL with a host, or an
+// application's own scheme ("myapp://paid", which Stripe takes to return
+// to a mobile app), but no scheme that runs script or reads local files.
 func validateReturnURL(raw string) error {
 	if err := checkText("ReturnURL", raw, maxReturnURLLength); err != nil {
 		return err
@@ -100,9 +107,11 @@ func validateReturnURL(raw string) error {
 	switch {
 	case err != nil:
 		return invalid("ReturnURL", "does not parse")
-	case u.Scheme != "https" && u.Scheme != "http":
-		return invalid("ReturnURL", "needs an http or https scheme")
-	case u.Host == "":
+	case u.Scheme == "":
+		return invalid("ReturnURL", "is not absolute: it needs a scheme")
+	case scriptSchemes[strings.ToLower(u.Scheme)]:
+		return invalid("ReturnURL", "has the scheme %q, which runs script or reads files", u.Scheme)
+	case (u.Scheme == "https" || u.Scheme == "http") && u.Host == "":
 		return invalid("ReturnURL", "has no host")
 	case u.User != nil:
 		return invalid("ReturnURL", "must not carry credentials")

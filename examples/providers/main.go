@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,6 +27,7 @@ import (
 	"github.com/idempay/idempay/keystore/filestore"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/idempay/idempay/provider/stripe"
+	"github.com/idempay/idempay/provider/twoc2p"
 )
 
 type target struct {
@@ -51,7 +51,7 @@ func main() {
 			idempay.ChargeRequest{IntentID: intent, Amount: 10000, Currency: "THB", Source: idempay.Secret(tok)}})
 	}
 	if m, k := os.Getenv("TWOC2P_MERCHANT_ID"), os.Getenv("TWOC2P_SECRET_KEY"); m != "" && k != "" {
-		targets = append(targets, target{"2c2p", "https://sandbox-pgw.2c2p.com", k, idempay.TwoC2P{MerchantID: m},
+		targets = append(targets, target{"2c2p", "https://sandbox-pgw.2c2p.com", k, twoc2p.Provider{MerchantID: m},
 			idempay.ChargeRequest{IntentID: intent, Amount: 10000, Currency: "THB", Description: "idempay example"}})
 	}
 	if len(targets) == 0 {
@@ -77,16 +77,22 @@ func charge(t target, store idempay.KeyStore) error {
 	if err != nil {
 		return err
 	}
+	defer client.Close(context.Background())
 	for i := range 2 { // the second call answers from the store, with no request
 		ch, err := client.Charge(context.Background(), t.req)
-		if errors.Is(err, idempay.ErrOutcomeUnknown) {
+		switch idempay.OutcomeOf(err) {
+		case idempay.OutcomeSucceeded:
+			fmt.Printf("%s call %d: succeeded %s %d %s key=%s requests=%d replayed=%v\n", t.name, i+1, ch.ID,
+				ch.Amount, ch.Currency, ch.Key, ch.Attempts, ch.Replayed)
+		case idempay.OutcomePending:
+			// 3-D Secure, an offsite method, a 2C2P payment page: the
+			// customer acts there; a later Charge or Settle learns how it ended.
+			fmt.Printf("%s call %d: pending %s: send the customer to %s\n", t.name, i+1, ch.ID, ch.AuthorizeURL)
+		case idempay.OutcomeFailed:
+			return err
+		case idempay.OutcomeUnknown:
 			return fmt.Errorf("outcome unknown; resume with the same key: IDEMPAY_EXAMPLE_INTENT=%s: %w", t.req.IntentID, err)
 		}
-		if err != nil {
-			return err
-		}
-		fmt.Printf("%s call %d: %s %s %d %s key=%s attempts=%d replayed=%v %s\n", t.name, i+1, ch.ID, ch.State,
-			ch.Amount, ch.Currency, ch.Key, ch.Attempts, ch.Replayed, ch.AuthorizeURL)
 	}
 	return nil
 }

@@ -4,6 +4,12 @@
 // reported as failed when money may have moved, every unknown settled by a
 // second pass, and Replayed true exactly when the server said so.
 //
+// Pending is its own outcome, never a success: a charge that waits for the
+// customer (3-D Secure, a hosted payment page) must come back with an error
+// matching idempay.ErrPending, OutcomePending and the pending *Charge, and
+// only from a provider the run says answers so (Config.Pending). A nil
+// error with a pending charge is reported as the false success it is.
+//
 // Each adapter's test supplies a Server view over its fake provider and a
 // Charge function; the same Run checks them all.
 package chaos
@@ -43,6 +49,11 @@ type Config struct {
 	// CheckReplayed enables the Replayed-versus-header check, for
 	// providers that send a replay header.
 	CheckReplayed bool
+	// Pending says the provider's charges in this run may be pending (a
+	// 2C2P payment token is, always): a pending outcome is then a settled
+	// answer, neither success nor unknown. Without it a pending outcome is
+	// an error.
+	Pending bool
 }
 
 // Report is what a run saw, for the test's verbose output.
@@ -50,15 +61,16 @@ type Report struct {
 	Intents      int
 	Attempts     int64 // requests counted by the client over both passes
 	Succeeded    int   // after the first pass
+	Pending      int   // after the first pass: accepted, money not moved yet
 	Unknown      int   // after the first pass
-	Settled      int   // unknowns settled by the second pass
+	Settled      int   // unknowns settled (succeeded or pending) by the second pass
 	ReplayedSeen int   // results marked replayed by the server
 }
 
 // String is the report on one line, for t.Logf.
 func (r Report) String() string {
-	return fmt.Sprintf("intents=%d attempts=%d succeeded=%d unknown=%d settled_on_second_pass=%d replayed=%d",
-		r.Intents, r.Attempts, r.Succeeded, r.Unknown, r.Settled, r.ReplayedSeen)
+	return fmt.Sprintf("intents=%d attempts=%d succeeded=%d pending=%d unknown=%d settled_on_second_pass=%d replayed=%d",
+		r.Intents, r.Attempts, r.Succeeded, r.Pending, r.Unknown, r.Settled, r.ReplayedSeen)
 }
 
 // Run charges every intent with faults on, then the unknown ones again with
@@ -67,12 +79,14 @@ func Run(t testing.TB, cfg Config) Report {
 	t.Helper()
 	rep := Report{Intents: cfg.Intents}
 	cfg.Server.Faults(true)
-	unknown := pass(t, cfg, allIntents(cfg.Intents), &rep)
+	first := pass(t, cfg, allIntents(cfg.Intents), &rep)
+	unknown := first[idempay.OutcomeUnknown]
 	rep.Unknown = len(unknown)
-	rep.Succeeded = cfg.Intents - rep.Unknown
+	rep.Succeeded = len(first[idempay.OutcomeSucceeded])
+	rep.Pending = len(first[idempay.OutcomePending])
 
 	cfg.Server.Faults(false)
-	left := pass(t, cfg, unknown, &rep)
+	left := pass(t, cfg, unknown, &rep)[idempay.OutcomeUnknown]
 	rep.Settled = rep.Unknown - len(left)
 	if len(left) > 0 {
 		t.Errorf("chaos: %d intents still unknown after the second pass, e.g. %s", len(left), cfg.Intent(left[0]))
@@ -97,15 +111,15 @@ func allIntents(n int) []int {
 	return out
 }
 
-// pass charges the given intents concurrently and returns those whose
-// outcome is unknown. Any failed outcome is an error: with only the
-// faults injected here, no attempt can prove that no money moved.
-func pass(t testing.TB, cfg Config, intents []int, rep *Report) []int {
+// pass charges the given intents concurrently and returns them by
+// outcome. Any failed outcome is an error: with only the faults injected
+// here, no attempt can prove that no money moved.
+func pass(t testing.TB, cfg Config, intents []int, rep *Report) map[idempay.Outcome][]int {
 	var (
-		mu      sync.Mutex
-		unknown []int
-		next    atomic.Int64
-		wg      sync.WaitGroup
+		mu    sync.Mutex
+		ended = map[idempay.Outcome][]int{}
+		next  atomic.Int64
+		wg    sync.WaitGroup
 	)
 	for range max(cfg.Workers, 1) {
 		wg.Add(1)
@@ -118,12 +132,11 @@ func pass(t testing.TB, cfg Config, intents []int, rep *Report) []int {
 				}
 				i := intents[n]
 				ch, err := cfg.Charge(context.Background(), i)
-				attempts, isUnknown := check(t, cfg, i, ch, err)
+				attempts, o := check(t, cfg, i, ch, err)
 				mu.Lock()
 				rep.Attempts += int64(attempts)
-				if isUnknown {
-					unknown = append(unknown, i)
-				} else if ch.ReplayedFrom == idempay.ReplayFromServer {
+				ended[o] = append(ended[o], i)
+				if o != idempay.OutcomeUnknown && ch != nil && ch.ReplayedFrom == idempay.ReplayFromServer {
 					rep.ReplayedSeen++
 				}
 				mu.Unlock()
@@ -131,21 +144,45 @@ func pass(t testing.TB, cfg Config, intents []int, rep *Report) []int {
 		}()
 	}
 	wg.Wait()
-	return unknown
+	return ended
 }
 
-// check verifies one Charge result and says whether it is unknown.
-func check(t testing.TB, cfg Config, i int, ch *idempay.Charge, err error) (attempts int, unknown bool) {
+// check verifies one Charge result and says what its outcome is: unknown,
+// succeeded or, when the run allows it, pending. A failed outcome, or a
+// pending one the run does not allow, is reported and counted as unknown,
+// so that the second pass tries the intent again.
+func check(t testing.TB, cfg Config, i int, ch *idempay.Charge, err error) (attempts int, o idempay.Outcome) {
 	id := cfg.Intent(i)
-	if err != nil {
-		var ce *idempay.ChargeError
-		if errors.As(err, &ce) {
-			attempts = ce.Attempts
+	o = idempay.OutcomeOf(err)
+	var ce *idempay.ChargeError
+	if errors.As(err, &ce) {
+		attempts = ce.Attempts
+	}
+	switch {
+	case o == idempay.OutcomeUnknown:
+		return attempts, o
+	case o == idempay.OutcomePending && cfg.Pending:
+		if !checkPending(t, id, ch, err) {
+			return attempts, idempay.OutcomeUnknown
 		}
-		if o := idempay.OutcomeOf(err); o != idempay.OutcomeUnknown {
-			t.Errorf("chaos: intent %s ended %s (%v); only succeeded or unknown are possible here", id, o, err)
+	case o != idempay.OutcomeSucceeded:
+		want := "succeeded or unknown"
+		if cfg.Pending {
+			want = "succeeded, pending or unknown"
 		}
-		return attempts, true
+		t.Errorf("chaos: intent %s ended %s (%v); only %s are possible here", id, o, err, want)
+		return attempts, idempay.OutcomeUnknown
+	case ch == nil:
+		t.Errorf("chaos: intent %s succeeded without a charge", id)
+		return attempts, idempay.OutcomeUnknown
+	case ch.State != idempay.StateSucceeded:
+		// A nil error is a success: a charge that is not one is what a
+		// caller who checks only err would ship unpaid.
+		t.Errorf("chaos: intent %s returned a nil error with a %s charge: pending reported as success", id, ch.State)
+		return ch.Attempts, idempay.OutcomeUnknown
+	}
+	if ce == nil {
+		attempts = ch.Attempts
 	}
 	if ch.IntentID != id {
 		t.Errorf("chaos: charge for %s came back as %s", id, ch.IntentID)
@@ -157,5 +194,21 @@ func check(t testing.TB, cfg Config, i int, ch *idempay.Charge, err error) (atte
 			t.Errorf("chaos: intent %s: Replayed from server %v, but the server's last answer had the replay header %v", id, fromServer, header)
 		}
 	}
-	return ch.Attempts, false
+	return attempts, o
+}
+
+// checkPending verifies a pending answer: the typed error and the pending
+// charge the customer must be shown, together.
+func checkPending(t testing.TB, id string, ch *idempay.Charge, err error) bool {
+	switch {
+	case !errors.Is(err, idempay.ErrPending):
+		t.Errorf("chaos: intent %s: outcome pending without ErrPending in the chain (%v)", id, err)
+	case ch == nil:
+		t.Errorf("chaos: intent %s: pending without the pending charge (%v)", id, err)
+	case ch.State != idempay.StatePending:
+		t.Errorf("chaos: intent %s: outcome pending with a %s charge", id, ch.State)
+	default:
+		return true
+	}
+	return false
 }

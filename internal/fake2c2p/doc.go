@@ -1,7 +1,8 @@
 // Package fake2c2p is a fake of 2C2P's Payment Gateway API v4.3, for
-// testing the idempay TwoC2P adapter: Payment Token and Payment Inquiry,
-// with JWT (HS256) payloads in and out under one merchant secret, and the
-// failure modes a real network and a real gateway have.
+// testing idempay's 2C2P adapter (provider/twoc2p): Payment Token and
+// Payment Inquiry, with JWT (HS256) payloads in and out under one merchant
+// secret, and the failure modes a real network and a real gateway have.
+// Forge, SignHS256 and Body make tokens by hand for tests.
 //
 // It reads and writes JWTs with golang-jwt directly, not with idempay's
 // code, so a test against it checks the adapter's wire format against a

@@ -11,8 +11,8 @@ import (
 	"sync"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/faults"
-	"golang.org/x/text/currency"
 )
 
 // Server is the fake gateway, an http.Handler: mount it on
@@ -286,7 +286,7 @@ func (s *Server) validate(in RequestInfo) (*Transaction, string) {
 	case len(t.IdempotencyID) > 100:
 		return nil, "9006"
 	}
-	unit, err := currency.ParseISO(t.CurrencyCode)
+	scale, err := idempay.CurrencyExponent(t.CurrencyCode)
 	if err != nil || t.CurrencyCode != strings.ToUpper(t.CurrencyCode) {
 		return nil, "9010"
 	}
@@ -297,7 +297,6 @@ func (s *Server) validate(in RequestInfo) (*Transaction, string) {
 		return nil, "9009"
 	}
 	t.Amount = num.String()
-	scale, _ := currency.Standard.Rounding(unit)
 	if _, frac, found := strings.Cut(t.Amount, "."); found && len(frac) > scale {
 		return nil, "9009"
 	}
@@ -326,28 +325,7 @@ func (s *Server) inquiry(w http.ResponseWriter, in RequestInfo, f faults.Fault) 
 		s.refuse(w, t.RespCode, false, nil)
 		return
 	}
-	c := jwt.MapClaims{
-		"merchantID":          t.MerchantID,
-		"invoiceNo":           t.InvoiceNo,
-		"amount":              json.Number(t.Amount),
-		"currencyCode":        t.CurrencyCode,
-		"transactionDateTime": t.Created.UTC().Format("20060102150405"),
-		"channelCode":         t.PaymentChannel[0],
-		"tranRef":             t.TranRef,
-		"referenceNo":         t.TranRef,
-		"approvalCode":        t.ApprovalCode,
-		"respCode":            t.RespCode,
-		"respDesc":            desc(t.RespCode),
-	}
-	if !s.cfg.NoIdempotencyEcho && t.IdempotencyID != "" {
-		c["idempotencyID"] = t.IdempotencyID
-	}
-	for i, v := range t.UserDefined {
-		if v != "" {
-			c["userDefined"+string(rune('1'+i))] = v
-		}
-	}
-	s.answer(w, c)
+	s.answer(w, paymentResult(t, !s.cfg.NoIdempotencyEcho))
 }
 
 // newToken returns a payment token from the seeded source; s.mu is held.

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,34 +19,95 @@ const IntentMetadataKey = "idempay_intent"
 // Charge is the fake's charge, in Omise's JSON shape (the fields the
 // adapter reads, and a few more).
 type Charge struct {
-	Object         string            `json:"object"`          // "charge"
-	ID             string            `json:"id"`              // chrg_test_...
-	Location       string            `json:"location"`        // /charges/{id}
-	Livemode       bool              `json:"livemode"`        // always false
-	Amount         int64             `json:"amount"`          // smallest unit
-	Currency       string            `json:"currency"`        // upper case
-	Description    *string           `json:"description"`     // null when absent
-	Metadata       map[string]string `json:"metadata"`        // idempay_intent among them
-	Status         string            `json:"status"`          // successful, failed or pending
-	Capture        bool              `json:"capture"`         // false: authorise only
-	Authorized     bool              `json:"authorized"`      // the card issuer authorised it
-	Paid           bool              `json:"paid"`            // captured
-	AuthorizeURI   *string           `json:"authorize_uri"`   // set while waiting for the customer
-	ReturnURI      *string           `json:"return_uri"`      // where the customer comes back
-	FailureCode    *string           `json:"failure_code"`    // set when failed
-	FailureMessage *string           `json:"failure_message"` // set when failed
-	Customer       *string           `json:"customer"`        // null when absent
-	Created        string            `json:"created_at"`      // ISO 8601
+	Object         string         `json:"object"`          // "charge"
+	ID             string         `json:"id"`              // chrg_test_...
+	Location       string         `json:"location"`        // /charges/{id}
+	Livemode       bool           `json:"livemode"`        // always false
+	Amount         int64          `json:"amount"`          // smallest unit
+	Currency       string         `json:"currency"`        // upper case
+	Description    *string        `json:"description"`     // null when absent
+	Metadata       map[string]any `json:"metadata"`        // any JSON; idempay's tags among them
+	Status         string         `json:"status"`          // successful, failed or pending
+	Capture        bool           `json:"capture"`         // false: authorise only
+	Authorized     bool           `json:"authorized"`      // the card issuer authorised it
+	Paid           bool           `json:"paid"`            // captured
+	AuthorizeURI   *string        `json:"authorize_uri"`   // set while waiting for the customer
+	ReturnURI      *string        `json:"return_uri"`      // where the customer comes back
+	FailureCode    *string        `json:"failure_code"`    // set when failed
+	FailureMessage *string        `json:"failure_message"` // set when failed
+	Customer       *string        `json:"customer"`        // null when absent
+	Expired        bool           `json:"expired"`         // as the real charge object carries
+	Reversed       bool           `json:"reversed"`        // as the real charge object carries
+	Created        string         `json:"created_at"`      // ISO 8601
+	// What was charged, as Omise's real charges carry it (the fixtures in
+	// provider/omise/testdata): the card object for a card charge (a
+	// token's new card, or the saved card charged), the source object for
+	// a source charge. The source's ID, and a saved card's, are the
+	// request's Source.
+	Card   *Card   `json:"card"`
+	Source *Source `json:"source"`
 
 	account string
 	key     string
 	at      time.Time
 }
 
+// Card is the card object of a card charge, in Omise's shape (a few of
+// its fields).
+type Card struct {
+	Object      string `json:"object"` // "card"
+	ID          string `json:"id"`     // card_test_...
+	Livemode    bool   `json:"livemode"`
+	Brand       string `json:"brand"`
+	LastDigits  string `json:"last_digits"`
+	Fingerprint string `json:"fingerprint"`
+	Name        string `json:"name"`
+}
+
+// Source is the source object of a source charge, in Omise's shape (a few
+// of its fields).
+type Source struct {
+	Object   string `json:"object"` // "source"
+	ID       string `json:"id"`     // src_..., as sent
+	Livemode bool   `json:"livemode"`
+	Type     string `json:"type"` // e.g. "promptpay"
+	Flow     string `json:"flow"` // "offline" or "redirect"
+	Amount   int64  `json:"amount"`
+	Currency string `json:"currency"`
+}
+
 func (c *Charge) clone() Charge {
 	out := *c
 	out.Metadata = maps.Clone(c.Metadata)
+	if c.Card != nil {
+		card := *c.Card
+		out.Card = &card
+	}
+	if c.Source != nil {
+		src := *c.Source
+		out.Source = &src
+	}
 	return out
+}
+
+// chargedWith is the card or source object of the charge p creates: a
+// token becomes a new card, a card ID is that card, a customer alone is
+// charged on its default card.
+func chargedWith(p createParams) (*Card, *Source) {
+	if p.source != "" {
+		typ, flow := "promptpay", "offline"
+		if strings.Contains(p.source, "3ds") || strings.Contains(p.source, "internet_banking") {
+			typ, flow = "internet_banking_bbl", "redirect"
+		}
+		return nil, &Source{Object: "source", ID: p.source, Type: typ, Flow: flow, Amount: p.amount,
+			Currency: strings.ToUpper(p.currency)}
+	}
+	id := p.card
+	if !strings.HasPrefix(id, "card_") {
+		id = newID("card")
+	}
+	return &Card{Object: "card", ID: id, Brand: "Visa", LastDigits: "4242", Fingerprint: newID("fp"),
+		Name: "JOHN DOE"}, nil
 }
 
 // charged reports whether the charge moved money or holds an authorisation.
@@ -71,10 +133,15 @@ func (c *Charge) succeed() {
 // newCharge builds the charge a create request makes.
 func newCharge(p createParams, account, key string, now time.Time) *Charge {
 	id := newID("chrg")
+	meta := map[string]any{}
+	for k, v := range p.metadata {
+		meta[k] = v
+	}
 	c := &Charge{Object: "charge", ID: id, Location: "/charges/" + id, Amount: p.amount,
-		Currency: strings.ToUpper(p.currency), Metadata: p.metadata, Capture: p.capture,
+		Currency: strings.ToUpper(p.currency), Metadata: meta, Capture: p.capture,
 		Created: now.UTC().Format(time.RFC3339), account: account, key: key, at: now}
 	c.Description, c.ReturnURI, c.Customer = optional(p.description), optional(p.returnURI), optional(p.customer)
+	c.Card, c.Source = chargedWith(p)
 	what := strings.ToLower(p.card + p.source)
 	switch {
 	case strings.Contains(what, "decline"):
@@ -86,6 +153,29 @@ func newCharge(p createParams, account, key string, now time.Time) *Charge {
 		c.succeed()
 	}
 	return c
+}
+
+// neighbourCharge is a charge another integration on the account made,
+// shaped as the ones on Omise's recorded staging page: its metadata holds
+// numbers and booleans beside strings, and every fourth one was declined.
+func neighbourCharge(account string, n int, now time.Time) *Charge {
+	id := newID("chrg")
+	c := &Charge{Object: "charge", ID: id, Location: "/charges/" + id, Amount: 80245, Currency: "THB",
+		Metadata: map[string]any{"payment_attempt_id": n, "platform": "shopify", "version": "local",
+			"x_test": true, "x_account": "account_test_neighbour", "order_id": strconv.Itoa(1000 + n)},
+		Capture: true, Created: now.UTC().Format(time.RFC3339), account: account, at: now}
+	if n%4 == 0 {
+		c.fail("insufficient_fund", "insufficient funds in the account or the card has reached the credit limit")
+	} else {
+		c.succeed()
+	}
+	return c
+}
+
+// intentOf is the charge's idempay intent tag, if it has one.
+func (c *Charge) intentOf() string {
+	s, _ := c.Metadata[IntentMetadataKey].(string)
+	return s
 }
 
 func optional(s string) *string {
@@ -129,13 +219,13 @@ func (st *chargeStore) add(c *Charge, ledger *faults.Ledger) {
 	list := st.byAccount[c.account]
 	i, _ := slices.BinarySearchFunc(list, c, compareCreation)
 	st.byAccount[c.account] = slices.Insert(list, i, c)
-	if c.charged() {
+	if c.charged() && c.intentOf() != "" {
 		ledger.Add(entry(c))
 	}
 }
 
 func entry(c *Charge) faults.Charge {
-	return faults.Charge{ID: c.ID, Merchant: c.account, Intent: c.Metadata[IntentMetadataKey], Key: c.key,
+	return faults.Charge{ID: c.ID, Merchant: c.account, Intent: c.intentOf(), Key: c.key,
 		Amount: c.Amount, Currency: c.Currency, Time: c.at}
 }
 

@@ -30,6 +30,13 @@ type Config struct {
 	// lagging list, or a charge still being created when the list is read:
 	// what the single-use token must guard against.
 	ListDelay time.Duration
+	// Neighbours, if positive, makes the account busy with another
+	// integration: every Neighbours-th charge request that reaches
+	// processing is preceded by a charge that integration makes on the same
+	// account, in the shape of Omise's recorded charges (metadata with
+	// numbers and booleans, no idempay tags, some declined). Lookups by
+	// listing must read past them.
+	Neighbours int
 	// LookupFailures is the probability that a lookup (GET /charges or
 	// GET /charges/{id}) answers 503, drawn from a source seeded with Seed:
 	// lookups fail too, and a failed lookup must never allow a resend.
@@ -60,7 +67,7 @@ type RequestInfo = faults.FormRequest
 
 // Validate reports whether c can configure a Server.
 func (c Config) Validate() error {
-	if c.Lease < 0 || c.Retention < 0 || c.RetryAfter < 0 || c.ListDelay < 0 {
+	if c.Lease < 0 || c.Retention < 0 || c.RetryAfter < 0 || c.ListDelay < 0 || c.Neighbours < 0 {
 		return errors.New("fakeomise: negative duration")
 	}
 	if !(c.LookupFailures >= 0 && c.LookupFailures <= 1) {

@@ -99,6 +99,7 @@ func (s *Server) process(a *answer, c createReq, commit func(faults.Stored, func
 		a.fail("not_found", "token "+p.card+p.source+" was not found")
 		return
 	}
+	s.neighbour(c.account)
 	single := strings.HasPrefix(p.card, "tokn_") || strings.HasPrefix(p.source, "src_")
 	if single && !s.charges.consume(c.account, p.card+p.source) {
 		release()
@@ -120,6 +121,17 @@ func (s *Server) process(a *answer, c createReq, commit func(faults.Stored, func
 		return
 	}
 	a.reply(resp, c.fault)
+}
+
+// neighbour makes another integration's charge on the account when
+// Config.Neighbours says one is due.
+func (s *Server) neighbour(account string) {
+	if s.cfg.Neighbours <= 0 {
+		return
+	}
+	if n := int(s.processed.Add(1)); n%s.cfg.Neighbours == 0 {
+		s.charges.add(neighbourCharge(account, n, s.now()), s.ledger)
+	}
 }
 
 // answer writes one charge answer and counts it.

@@ -23,6 +23,10 @@
 // when capture is false. The Ledger records each successful or authorised
 // charge: a second entry for one idempay intent is a double charge.
 //
+// A charge carries what was charged as the real ones do: a card object
+// (a token's new card, or the saved card charged, whose ID is the request's
+// Source) or a source object (whose ID is the request's Source).
+//
 // Lookups can fail too (Config.LookupFailures: a 503 drawn from the seeded
 // source), and new charges can be hidden from the list for a while
 // (Config.ListDelay), to exercise what the adapter does when a lookup

@@ -3,6 +3,7 @@ package fakeomise
 import (
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/idempay/idempay/internal/faults"
@@ -18,6 +19,9 @@ type Server struct {
 	charges *chargeStore
 	stats   *counters
 	lookups *lookupFaults
+	// processed counts charge requests that reached processing, for
+	// Config.Neighbours.
+	processed atomic.Int64
 }
 
 // New returns a Server configured by cfg. It panics if cfg.Validate fails,

@@ -2,6 +2,7 @@ package fakeomise
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -222,5 +223,29 @@ func TestLookupFailures(t *testing.T) {
 	}
 	if r := c.get("/charges"); r.status != 200 {
 		t.Fatalf("list: %d", r.status)
+	}
+}
+
+// With Neighbours, another integration's charges share the account, in
+// the shape of Omise's recorded ones: numbers and booleans in metadata.
+func TestNeighbours(t *testing.T) {
+	c := newClient(t, Config{Neighbours: 2})
+	for i := range 4 {
+		c.charge("", pay(fmt.Sprintf("n%d", i), fmt.Sprintf("tokn_test_n%d", i)))
+	}
+	page := c.get("/charges?limit=100")
+	data, _ := page.body["data"].([]any)
+	numeric := 0
+	for _, raw := range data {
+		meta, _ := raw.(map[string]any)["metadata"].(map[string]any)
+		if _, ok := meta["payment_attempt_id"].(float64); ok {
+			numeric++
+		}
+	}
+	if len(data) != 6 || numeric != 2 {
+		t.Errorf("%d charges, %d with numeric metadata; want 6 and 2", len(data), numeric)
+	}
+	if n := c.srv.Ledger().Count(""); n != 0 {
+		t.Errorf("neighbours' charges are not idempay's, yet the ledger counts %d", n)
 	}
 }

@@ -31,6 +31,12 @@ type Config struct {
 	// from a source seeded with Seed.
 	Faults faults.Rates
 	Seed   uint64 // the same seed and order of requests give the same faults
+	// StoreFailureOnDecline answers a declined confirmation with a 500
+	// stored under its key, as Stripe does when a request fails after it
+	// started executing, while the PaymentIntent stays as the decline left
+	// it (requires_payment_method with a last_payment_error): the 402 is
+	// never seen, the intent is found only by search.
+	StoreFailureOnDecline bool
 	// RetryAfter is sent, in whole seconds, with injected 503s.
 	RetryAfter time.Duration
 	// ShouldRetry sends Stripe-Should-Retry: true on 409 and 503 answers

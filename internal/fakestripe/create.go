@@ -110,7 +110,11 @@ func (s *Server) process(a *answer, c createReq, commit func(faults.Stored, func
 	now := s.now()
 	pi, decline := newIntent(c.params, c.account, c.key, now)
 	resp := faults.Stored{Status: http.StatusOK, Body: mustJSON(pi)}
-	if decline != nil {
+	switch {
+	case decline != nil && s.cfg.StoreFailureOnDecline:
+		resp = faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: typeAPI,
+			Message: "An unknown error occurred while processing the request."}).body()}
+	case decline != nil:
 		resp = faults.Stored{Status: http.StatusPaymentRequired, Body: decline.body()}
 	}
 	if !commit(resp, func() { s.intents.add(pi, now, s.ledger) }) {

@@ -19,7 +19,10 @@
 //     search only Config.SearchDelay after its creation.
 //
 // Every answer carries Request-Id; Stripe-Should-Retry is sent when
-// Config.ShouldRetry is set.
+// Config.ShouldRetry is set. A PaymentIntent carries what Stripe's real
+// ones carry beside the fields idempay reads, secrets included: its
+// client_secret, and a payment_method that, for a test card alias such as
+// pm_card_visa, is a new PaymentMethod ID rather than the alias sent.
 //
 // The payment method decides the outcome: one containing "decline" (any
 // case) is declined with 402 card_error (decline_code insufficient_funds

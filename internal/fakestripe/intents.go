@@ -28,6 +28,14 @@ type PaymentIntent struct {
 	CancellationReason *string           `json:"cancellation_reason"` // null unless canceled
 	Created            int64             `json:"created"`             // Unix seconds
 	Livemode           bool              `json:"livemode"`            // always false
+	// As Stripe's real PaymentIntents carry them (the OpenAPI fixtures,
+	// recorded test-mode answers): the client secret a frontend confirms
+	// with, and the charge of the last confirmation.
+	ClientSecret       string   `json:"client_secret"`        // pi_..._secret_...
+	ConfirmationMethod string   `json:"confirmation_method"`  // automatic
+	PaymentMethodTypes []string `json:"payment_method_types"` // ["card"]
+	AmountReceived     int64    `json:"amount_received"`      // set once succeeded
+	LatestCharge       *string  `json:"latest_charge"`        // ch_..., null before a confirmation
 
 	account string    // the secret that created it: lookups are scoped to it
 	key     string    // the idempotency key that created it
@@ -49,6 +57,7 @@ type RedirectToURL struct {
 func (pi *PaymentIntent) clone() PaymentIntent {
 	c := *pi
 	c.Metadata = maps.Clone(pi.Metadata)
+	c.PaymentMethodTypes = slices.Clone(pi.PaymentMethodTypes)
 	if pi.NextAction != nil {
 		na := *pi.NextAction
 		c.NextAction = &na
@@ -75,15 +84,21 @@ func (pi *PaymentIntent) ledgerEntry(now time.Time) faults.Charge {
 func newIntent(p createParams, account, key string, now time.Time) (*PaymentIntent, *apiError) {
 	pi := &PaymentIntent{ID: newID("pi_"), Object: "payment_intent", Amount: p.amount, Currency: p.currency,
 		CaptureMethod: p.captureMethod, Metadata: p.metadata, Created: now.Unix(),
+		ConfirmationMethod: "automatic", PaymentMethodTypes: []string{"card"},
 		account: account, key: key, at: now}
-	pi.Customer, pi.Description, pi.PaymentMethod = optional(p.customer), optional(p.description), optional(p.paymentMethod)
+	pi.ClientSecret = pi.ID + "_secret_" + newID("")
+	if p.confirm {
+		pi.LatestCharge = optional(newID("ch_"))
+	}
+	pi.Customer, pi.Description, pi.PaymentMethod = optional(p.customer), optional(p.description), optional(paymentMethodID(p.paymentMethod))
 	pm := strings.ToLower(p.paymentMethod)
 	switch {
 	case !p.confirm:
 		pi.Status = "requires_payment_method"
 	case strings.Contains(pm, "decline"):
 		e := &apiError{Type: typeCard, Code: "card_declined", DeclineCode: "generic_decline", Param: "payment_method",
-			Message: "Your card was declined."}
+			Message: "Your card was declined.", DocURL: "https://stripe.com/docs/error-codes/card-declined",
+			Charge: *pi.LatestCharge}
 		if strings.Contains(pm, "insufficient") {
 			e.DeclineCode, e.Message = "insufficient_funds", "Your card has insufficient funds."
 		}
@@ -101,9 +116,20 @@ func newIntent(p createParams, account, key string, now time.Time) (*PaymentInte
 	case p.captureMethod == "manual":
 		pi.Status = "requires_capture"
 	default:
-		pi.Status = "succeeded"
+		pi.Status, pi.AmountReceived = "succeeded", pi.Amount
 	}
 	return pi, nil
+}
+
+// paymentMethodID is the payment_method a PaymentIntent answers with: as
+// Stripe does, a test card alias (pm_card_visa) is turned into a
+// PaymentMethod of its own, with its own ID, which is not the one sent;
+// any other ID is answered as sent.
+func paymentMethodID(sent string) string {
+	if strings.HasPrefix(sent, "pm_card_") {
+		return newID("pm_1")
+	}
+	return sent
 }
 
 func optional(s string) *string {
@@ -156,8 +182,9 @@ func (st *intentStore) complete(id string, succeed bool, now time.Time, ledger *
 			Message: "The provided payment method has failed authentication."}
 		return true
 	}
-	pi.Status = "succeeded"
+	pi.Status, pi.AmountReceived = "succeeded", pi.Amount
 	if pi.CaptureMethod == "manual" {
+		pi.AmountReceived = 0
 		pi.Status = "requires_capture"
 	}
 	ledger.Add(pi.ledgerEntry(now))

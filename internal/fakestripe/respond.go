@@ -21,6 +21,8 @@ type apiError struct {
 	DeclineCode   string         `json:"decline_code,omitempty"`
 	Param         string         `json:"param,omitempty"`
 	Message       string         `json:"message,omitempty"`
+	DocURL        string         `json:"doc_url,omitempty"`
+	Charge        string         `json:"charge,omitempty"` // the declined confirmation's charge
 	PaymentIntent *PaymentIntent `json:"payment_intent,omitempty"`
 }
 

@@ -21,9 +21,9 @@ import (
 //
 //   - reserve error: B's Reserve fails (a timeout or a failover of the
 //     shared store; what makes a store shared also makes it remote).
-//     Client.charge reports every Reserve error as OutcomeFailed;
+//     Client.charge once reported every Reserve error as OutcomeFailed;
 //   - finished context: B is called with a context that is already done
-//     (the caller's own deadline passed). Client.Charge reports
+//     (the caller's own deadline passed). Client.Charge once reported
 //     OutcomeFailed before looking at the store.
 //
 // "Nothing was sent" is true of B's call only. The intent's key was sent
@@ -83,7 +83,7 @@ type reserveFails struct {
 	fail atomic.Bool
 }
 
-func (s *reserveFails) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservation, error) {
+func (s *reserveFails) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	if s.fail.Load() {
 		return idempay.Reservation{}, errors.New("i/o timeout")
 	}

@@ -23,16 +23,25 @@
 //   - Race: N processes race to charge the same intents, each in its own
 //     shuffled order, with faults on, then settle what is left with faults
 //     off. One key per intent over every request of every process, one charge
-//     per intent, no outcome "failed", the key stored before any request
-//     carrying it arrives.
-//   - Takeover: a process holding leases on intents it has sent is killed
-//     with SIGKILL; another process is refused (ErrInProgress, nothing sent)
-//     while the leases last and takes the intents over with the same keys
-//     after: no double charge.
+//     per intent, no outcome "failed" or "pending", one attempt per intent,
+//     the key stored before any request carrying it arrives.
+//   - Takeover: a process holding leases on intents it has sent is kept
+//     alive for more than one lease term, while other flights (a second
+//     client in its process; a second process on a shared store) are
+//     refused with ErrInProgress and send nothing: only the heartbeat can
+//     have kept the leases. It is then killed with SIGKILL, and another
+//     process resumes every intent with the same keys: within two leases
+//     for a shared store (the dead leases run out), at once for a store
+//     that only one process opens (the file store voids them on open). The
+//     stall from the kill to the last resumed intent is measured and
+//     logged ("STALL"); no double charge.
 //   - Tenancy: one intent ID under two merchant accounts is two records, two
 //     keys and two charges, and neither account is ever answered with the
 //     other's result.
 //
 // Sizes are flags of the test binary (-fleet.intents, -fleet.procs,
-// -fleet.workers, -takeover.intents, -takeover.lease).
+// -fleet.workers, -fleet.seed, -takeover.intents, -takeover.lease). The
+// takeover test runs on the client's default lease (5 s) unless
+// -takeover.lease says otherwise: about 10 s per shared store, most of it
+// the lease terms it waits out (see Takeover).
 package fleet

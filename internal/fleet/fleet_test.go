@@ -40,12 +40,27 @@ func TestRaceCatchesUnsharedStore(t *testing.T) {
 }
 
 // TestTakeoverCatchesLeaseIgnored: a store that lets a second owner claim a
-// live lease lets the heir send while the holder may still be sending.
+// live lease lets another flight send while the holder may still be
+// sending.
 func TestTakeoverCatchesLeaseIgnored(t *testing.T) {
-	out := mustFail(t, "TestBrokenLease", "-takeover.intents=6")
+	out := mustFail(t, "TestBrokenLease", "-takeover.intents=6", "-takeover.lease=600ms")
 	for _, want := range []string{"while the holder's leases were live", "want unknown, ErrInProgress, nothing sent"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the run of a store ignoring leases does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestTakeoverCatchesRenewalsDropped: a store that answers a renewal as
+// granted without extending the lease (the holder believes it still holds
+// it) lets another flight in once the first lease term is over, while the
+// holder's request is still on the wire.
+func TestTakeoverCatchesRenewalsDropped(t *testing.T) {
+	out := mustFail(t, "TestBrokenRenewal", "-takeover.intents=6", "-takeover.lease=600ms")
+	for _, want := range []string{"while the holder's leases were live", "was never renewed",
+		"want unknown, ErrInProgress, nothing sent"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the run of a store dropping renewals does not say %q:\n%s", want, out)
 		}
 	}
 }
@@ -65,8 +80,20 @@ func TestBrokenLease(t *testing.T) {
 	if os.Getenv(envBroken) == "" {
 		t.Skip("fails by design; run by TestTakeoverCatchesLeaseIgnored")
 	}
-	Takeover(t, Store{
-		Name:      "filestore ignoring leases",
+	Takeover(t, brokenFilestore("filestore ignoring leases", func(s idempay.KeyStore) idempay.KeyStore { return leaseIgnored{s} }))
+}
+
+func TestBrokenRenewal(t *testing.T) {
+	if os.Getenv(envBroken) == "" {
+		t.Skip("fails by design; run by TestTakeoverCatchesRenewalsDropped")
+	}
+	Takeover(t, brokenFilestore("filestore dropping renewals", func(s idempay.KeyStore) idempay.KeyStore { return renewalsDropped{s} }))
+}
+
+// brokenFilestore is a file store behind wrap.
+func brokenFilestore(name string, wrap func(idempay.KeyStore) idempay.KeyStore) Store {
+	return Store{
+		Name:      name,
 		New:       func(t testing.TB) string { return filepath.Join(t.TempDir(), "keys.db") },
 		Exclusive: true,
 		Open: func(t testing.TB, path string) idempay.KeyStore {
@@ -75,15 +102,15 @@ func TestBrokenLease(t *testing.T) {
 				t.Fatalf("Open: %v", err)
 			}
 			t.Cleanup(func() { _ = s.Close() })
-			return leaseIgnored{s}
+			return wrap(s)
 		},
-	})
+	}
 }
 
 // leaseIgnored claims every unsettled record for whoever asks.
 type leaseIgnored struct{ idempay.KeyStore }
 
-func (s leaseIgnored) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservation, error) {
+func (s leaseIgnored) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	res, err := s.KeyStore.Reserve(ctx, r)
 	if err == nil && !res.Record.State.Closed() {
 		res.Claimed = true
@@ -106,4 +133,19 @@ func mustFail(t *testing.T, test string, flags ...string) string {
 		t.Fatalf("%s: %v", test, err)
 	}
 	return string(out)
+}
+
+// renewalsDropped answers a Reserve by the lease's current owner (a
+// renewal) with the record as stored, claimed, and writes nothing: the
+// lease runs out one term after it was taken, whatever the heartbeat does.
+type renewalsDropped struct{ idempay.KeyStore }
+
+func (s renewalsDropped) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
+	rec, err := s.Load(ctx, r.Namespace, r.IntentID)
+	if err == nil && rec.LeaseOwner == r.Owner && rec.Fingerprint == r.Fingerprint && !rec.State.Closed() {
+		// Now is a store instant no later than the store's now, so that
+		// the age the claim computes from it stays sane.
+		return idempay.Reservation{Record: rec, Claimed: true, Now: rec.UpdatedAt}, nil
+	}
+	return s.KeyStore.Reserve(ctx, r)
 }

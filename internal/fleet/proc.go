@@ -65,22 +65,29 @@ type event struct {
 	From       string `json:"from,omitempty"` // Charge.ReplayedFrom
 	Attempts   int    `json:"attempts,omitempty"`
 	Err        string `json:"err,omitempty"`
-	// LeaseLeft is how long the stored lease had to run when the heir
-	// charged, for the takeover test to tell a refusal it expects from
-	// a test too slow to see one.
-	LeaseLeft time.Duration `json:"lease_left,omitempty"`
+	// What a takeover probe found in the store just before it charged:
+	// the lease's owner and how far past the record's creation the lease
+	// runs, both from the store (its clock); or why it could not load.
+	Owner   string        `json:"owner,omitempty"`
+	Renewed time.Duration `json:"renewed,omitempty"`
+	LoadErr string        `json:"load_err,omitempty"`
+	// N is the count an evVoided event reports.
+	N int `json:"n,omitempty"`
 }
 
 const (
 	evResult = "result"
 	evPhase  = "phase"
+	evVoided = "voided" // the leases a store voided when the heir opened it
 )
 
 // resultOf turns one Charge call into an event.
 func resultOf(phase int, intent string, ch *idempay.Charge, err error) event {
 	ev := event{Ev: evResult, Phase: phase, Intent: intent, Outcome: idempay.OutcomeOf(err).String()}
-	if err == nil {
+	if ch != nil { // succeeded, or pending (with an error)
 		ev.Key, ev.ChargeID, ev.From, ev.Attempts = ch.Key, ch.ID, string(ch.ReplayedFrom), ch.Attempts
+	}
+	if err == nil {
 		return ev
 	}
 	ev.InProgress = errors.Is(err, idempay.ErrInProgress)
@@ -231,12 +238,15 @@ func (p *proc) exitErr() error {
 }
 
 // results returns the child's result events, in the order reported.
-func (p *proc) results() []event {
+func (p *proc) results() []event { return p.eventsOf(evResult) }
+
+// eventsOf returns the child's events of one kind, in the order reported.
+func (p *proc) eventsOf(kind string) []event {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []event
 	for _, ev := range p.events {
-		if ev.Ev == evResult {
+		if ev.Ev == kind {
 			out = append(out, ev)
 		}
 	}

@@ -16,14 +16,11 @@ var (
 	workersFlag = flag.Int("fleet.workers", 8, "concurrent callers in each process of the fleet test")
 
 	takeoverIntents = flag.Int("takeover.intents", 30, "intents the killed process of the takeover test holds")
-	// The lease runs from the holder's Reserve, and must outlast the
-	// holder's requests reaching the server, the kill and the heir's
-	// refused charges (the heir's process is started before the kill, so
-	// its start-up does not count): about 0.1 s on an idle machine; the
-	// start-up it no longer includes took up to 1.2 s under a full `go
-	// test -race ./...` on two cores. The test waits it out once.
-	takeoverLease = flag.Duration("takeover.lease", 3*time.Second,
-		"client lease of the takeover test; it must outlast the kill and the second process's refused charges")
+	// The default is the client's, so that the stall after a SIGKILL the
+	// takeover test reports is the one a service gets by default. The
+	// test takes about 2.5 leases plus the start of two processes.
+	takeoverLease = flag.Duration("takeover.lease", idempay.DefaultLease,
+		"client lease of the takeover test, renewed every third of it (default idempay.DefaultLease)")
 )
 
 // Store describes the store under test to the harness.
@@ -45,11 +42,13 @@ type Store struct {
 
 // Client settings shared by every process. The backoffs are milliseconds so
 // that a run of thousands of charges with faults takes seconds; the ratios
-// are what matter (several attempts fit in the server's 50 ms lease).
+// are what matter (several attempts fit in the server's 50 ms lease). The
+// client lease is the default one: renewed every third of it while a flight
+// runs, it need not outlast the retries.
 const (
 	account      = "fleet"
 	serverLease  = 50 * time.Millisecond
-	raceLease    = 3 * time.Second // longer than retryElapsed: no instance is overtaken while it sends
+	fleetLease   = idempay.DefaultLease
 	retryElapsed = 2 * time.Second
 )
 

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"testing"
@@ -43,11 +44,20 @@ func Tenancy(t *testing.T, s Store) {
 		Faults: refserver.FaultRates{Post: 0.2}})
 	defer stop()
 	store := s.Open(t, s.New(t))
+	// The clients' own connections, closed before the server stops: a
+	// connection the transport dialed but never used would hold the
+	// server's graceful shutdown for its 5 s grace.
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	defer tr.CloseIdleConnections()
+	tenant := func(k int) func(*idempay.Config) {
+		return func(cfg *idempay.Config) {
+			cfg.Account, cfg.Credentials = tenants[k].account, idempay.Secret(tenants[k].secret)
+			cfg.HTTPClient = &http.Client{Transport: tr, Timeout: 30 * time.Second}
+		}
+	}
 	clients := make([]*idempay.Client, len(tenants))
-	for k, tn := range tenants {
-		clients[k] = newClient(t, url, store, raceLease, func(cfg *idempay.Config) {
-			cfg.Account, cfg.Credentials = tn.account, idempay.Secret(tn.secret)
-		})
+	for k := range tenants {
+		clients[k] = newClient(t, url, store, fleetLease, tenant(k))
 	}
 	if clients[0].Namespace() == clients[1].Namespace() {
 		t.Fatalf("two accounts share the namespace %q", clients[0].Namespace())
@@ -67,6 +77,7 @@ func Tenancy(t *testing.T, s Store) {
 	if t.Failed() {
 		return
 	}
+	tr.CloseIdleConnections()
 	stop()
 
 	f := failures{t: t}
@@ -75,9 +86,7 @@ func Tenancy(t *testing.T, s Store) {
 	}
 	st := srv.Stats()
 	// Another instance of tenant A, on the same store: answered from it.
-	other := newClient(t, url, store, raceLease, func(cfg *idempay.Config) {
-		cfg.Account, cfg.Credentials = tenants[0].account, idempay.Secret(tenants[0].secret)
-	})
+	other := newClient(t, url, store, fleetLease, tenant(0))
 	fromServer := 0
 	for i := range tenancyIntents {
 		id := intentID(prefix, i)

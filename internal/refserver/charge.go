@@ -173,13 +173,14 @@ func (s *Server) perform(a attempt) (faults.Stored, *Charge) {
 		return faults.Stored{Status: http.StatusPaymentRequired, Body: (&apiError{Type: typeCard, Code: "card_declined",
 			DeclineCode: "generic_decline", Message: "the card was declined"}).body()}, nil
 	}
+	amount, currency := a.req.money()
 	c := &Charge{
 		ID:       newID("ch_"),
 		Merchant: a.merchant,
 		Intent:   a.req.OrderID,
 		Key:      a.key,
-		Amount:   a.req.AmountJPY,
-		Currency: "JPY",
+		Amount:   amount,
+		Currency: currency,
 		Time:     s.now(),
 	}
 	res := resultOf(*c)

@@ -104,7 +104,7 @@ func checkCreated(t *testing.T, s *Server, r result, key string) {
 	got := r.charge(t)
 	mustCharges(t, s, 1)
 	c := s.Ledger().Charges()[0]
-	want := chargeResult{OrderID: "ord_1", ChargeID: c.ID, Status: "succeeded", AmountJPY: 1500}
+	want := chargeResult{OrderID: "ord_1", ChargeID: c.ID, Status: "succeeded", AmountJPY: 1500, Amount: 1500, Currency: "JPY"}
 	if got != want || !strings.HasPrefix(got.ChargeID, "ch_") {
 		t.Errorf("body = %+v, want %+v", got, want)
 	}
@@ -167,7 +167,7 @@ func TestKeyReuseWithOtherRequest(t *testing.T) {
 		"order":    body("ord_2", 1500, "tok_visa"),
 		"token":    body("ord_1", 1500, "tok_mastercard"),
 		"metadata": `{"order_id":"ord_1","amount_jpy":1500,"omise_token":"tok_visa","metadata":{"a":"b"}}`,
-		"extra":    `{"order_id":"ord_1","amount_jpy":1500,"omise_token":"tok_visa","currency":"jpy"}`,
+		"extra":    `{"order_id":"ord_1","amount_jpy":1500,"omise_token":"tok_visa","note":"x"}`,
 	}
 	for name, other := range others {
 		t.Run(name, func(t *testing.T) {

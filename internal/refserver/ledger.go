@@ -4,7 +4,7 @@ import "github.com/idempay/idempay/internal/faults"
 
 // Charge is one real charge: money that moved. It is the record the fake
 // servers share (internal/faults): Intent is the body's order_id, ID the
-// charge_id answered, Amount the yen charged (Currency "JPY"), Key the
+// charge_id answered, Amount the minor units charged in Currency, Key the
 // idempotency key it was made under. Merchant is the tenant the key was
 // scoped to: the merchant ID that Config.Auth maps the bearer secret to
 // (or the bearer secret itself when Auth is empty), joined by "/" with the

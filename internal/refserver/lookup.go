@@ -4,7 +4,8 @@ import "net/http"
 
 // handleLookup answers GET ?order_id=X with the tenant's first charge for
 // the order (200, the charge body) or 404 resource_missing, so that a
-// client can settle an intent whose key it may no longer resend.
+// client can settle an intent whose key it may no longer resend. With
+// &idempotency_key=K it answers only a charge made under K.
 // It reads the ledger, not the key store, so it works after retention.
 func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
 	s.stats.lookup()
@@ -19,6 +20,9 @@ func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, found := s.ledger.Find(merchant, orderID)
+	if key := r.URL.Query().Get("idempotency_key"); found && key != "" && c.Key != key {
+		found = false // charged, but by another attempt's key
+	}
 	if !found {
 		writeJSON(w, http.StatusNotFound, (&apiError{Type: typeInvalid, Code: "resource_missing",
 			Param: "order_id", Message: "no charge for this order"}).body())

@@ -4,18 +4,33 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"regexp"
 	"strings"
 )
 
-// chargeRequest is the body of POST /payments/charge.
+var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// chargeRequest is the body of POST /payments/charge: the article's
+// amount_jpy, or amount in minor units with its currency (both, for JPY,
+// must agree).
 type chargeRequest struct {
 	OrderID    string            `json:"order_id"`
 	AmountJPY  int64             `json:"amount_jpy"` // yen: JPY has no minor unit
+	Amount     int64             `json:"amount"`
+	Currency   string            `json:"currency"`
 	OmiseToken string            `json:"omise_token"`
 	Metadata   map[string]string `json:"metadata,omitempty"`
 	// Capture false authorises the amount now and captures it later
 	// (POST the capture path); absent or true charges at once.
 	Capture *bool `json:"capture,omitempty"`
+}
+
+// money returns the amount and currency the request charges.
+func (r chargeRequest) money() (int64, string) {
+	if r.Currency == "" || r.Currency == "JPY" {
+		return max(r.Amount, r.AmountJPY), "JPY"
+	}
+	return r.Amount, r.Currency
 }
 
 // parseKey returns the idempotency key from the header's values. It
@@ -83,8 +98,14 @@ func parseCharge(body []byte) (chargeRequest, *apiError) {
 	switch {
 	case strings.TrimSpace(req.OrderID) == "":
 		return req, invalidParam("order_id", "order_id is required")
-	case req.AmountJPY <= 0:
+	case req.Currency != "" && !currencyCode.MatchString(req.Currency):
+		return req, invalidParam("currency", "currency must be an upper-case ISO 4217 code")
+	case req.Currency != "" && req.Currency != "JPY" && (req.Amount <= 0 || req.AmountJPY != 0):
+		return req, invalidParam("amount", "amount must be a positive number of minor units, without amount_jpy")
+	case req.Amount == 0 && req.AmountJPY <= 0, req.Amount < 0:
 		return req, invalidParam("amount_jpy", "amount_jpy must be a positive whole number of yen")
+	case req.Amount != 0 && req.AmountJPY != 0 && req.Amount != req.AmountJPY:
+		return req, invalidParam("amount", "amount and amount_jpy disagree")
 	case strings.TrimSpace(req.OmiseToken) == "":
 		return req, invalidParam("omise_token", "omise_token is required")
 	}

@@ -88,3 +88,36 @@ func TestCanonicalNumber(t *testing.T) {
 		}
 	}
 }
+
+func TestParseChargeMoney(t *testing.T) {
+	for _, tc := range []struct {
+		body     string
+		amount   int64
+		currency string
+		param    string // refused with this param
+	}{
+		{`{"order_id":"o","amount_jpy":1500,"omise_token":"t"}`, 1500, "JPY", ""},
+		{`{"order_id":"o","amount":1500,"currency":"JPY","amount_jpy":1500,"omise_token":"t"}`, 1500, "JPY", ""},
+		{`{"order_id":"o","amount":1999,"currency":"USD","omise_token":"t"}`, 1999, "USD", ""},
+		{`{"order_id":"o","amount":1999,"currency":"usd","omise_token":"t"}`, 0, "", "currency"},
+		{`{"order_id":"o","amount":1999,"currency":"USD","amount_jpy":1999,"omise_token":"t"}`, 0, "", "amount"},
+		{`{"order_id":"o","amount":1500,"currency":"JPY","amount_jpy":1501,"omise_token":"t"}`, 0, "", "amount"},
+		{`{"order_id":"o","currency":"USD","omise_token":"t"}`, 0, "", "amount"},
+		{`{"order_id":"o","omise_token":"t"}`, 0, "", "amount_jpy"},
+	} {
+		req, err := parseCharge([]byte(tc.body))
+		if tc.param != "" {
+			if err == nil || err.Param != tc.param {
+				t.Errorf("%s: want refused on %s, got %+v", tc.body, tc.param, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.body, err.Message)
+			continue
+		}
+		if a, c := req.money(); a != tc.amount || c != tc.currency {
+			t.Errorf("%s: got %d %s", tc.body, a, c)
+		}
+	}
+}

@@ -32,16 +32,24 @@ func (e *apiError) body() []byte {
 	}{e})
 }
 
-// chargeResult is the body of a successful charge and of a lookup.
+// chargeResult is the body of a successful charge and of a lookup:
+// amount_jpy for a JPY charge, as the article answers, amount and currency
+// for every charge.
 type chargeResult struct {
 	OrderID   string `json:"order_id"`
 	ChargeID  string `json:"charge_id"`
 	Status    string `json:"status"`
-	AmountJPY int64  `json:"amount_jpy"`
+	AmountJPY int64  `json:"amount_jpy,omitempty"`
+	Amount    int64  `json:"amount"`
+	Currency  string `json:"currency"`
 }
 
 func resultOf(c Charge) chargeResult {
-	return chargeResult{OrderID: c.Intent, ChargeID: c.ID, Status: "succeeded", AmountJPY: c.Amount}
+	r := chargeResult{OrderID: c.Intent, ChargeID: c.ID, Status: "succeeded", Amount: c.Amount, Currency: c.Currency}
+	if c.Currency == "JPY" {
+		r.AmountJPY = c.Amount
+	}
+	return r
 }
 
 // mustJSON encodes values whose types cannot fail to encode.

@@ -2,10 +2,13 @@ package wire
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/idempay/idempay"
 )
 
 // NewFormPost builds a POST of form to u, with key in the Idempotency-Key
@@ -25,15 +28,6 @@ func NewFormPost(ctx context.Context, u string, form url.Values, key string) (*h
 func SetIf(f url.Values, k, v string) {
 	if v != "" {
 		f.Set(k, v)
-	}
-}
-
-// SetMetadata tags the charge with its intent, as metadata[intentKey] =
-// intentID, and adds the caller's metadata as metadata[k] = v.
-func SetMetadata(f url.Values, intentKey, intentID string, metadata map[string]string) {
-	f.Set("metadata["+intentKey+"]", intentID)
-	for k, v := range metadata {
-		f.Set("metadata["+k+"]", v)
 	}
 }
 
@@ -59,4 +53,10 @@ func Snippet(b []byte) string {
 		return strconv.Quote(string(b[:n])) + "..."
 	}
 	return strconv.Quote(string(b))
+}
+
+// Invalid is the *idempay.ValidationError of an adapter's Validate: the
+// field at fault and why.
+func Invalid(field, format string, args ...any) error {
+	return &idempay.ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/url"
 	"testing"
+
+	"github.com/idempay/idempay"
 )
 
 func TestNewFormPost(t *testing.T) {
@@ -27,8 +29,8 @@ func TestSetIfAndMetadata(t *testing.T) {
 	f := url.Values{}
 	SetIf(f, "customer", "")
 	SetIf(f, "description", "d")
-	SetMetadata(f, "idempay_intent", "o1", map[string]string{"k": "v"})
-	if got := f.Encode(); got != "description=d&metadata%5Bidempay_intent%5D=o1&metadata%5Bk%5D=v" {
+	SetTags(f, idempay.Target{Namespace: "stripe:a"}, "o1", "key-1", map[string]string{"k": "v"})
+	if got := f.Encode(); got != "description=d&metadata%5Bidempay_intent%5D=o1&metadata%5Bidempay_key%5D=key-1&metadata%5Bidempay_namespace%5D=stripe%3Aa&metadata%5Bk%5D=v" {
 		t.Errorf("form %s", got)
 	}
 }

@@ -2,23 +2,22 @@ package filestore
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/idempay/idempay"
 )
 
-// ErrCorrupt is returned, wrapped, when a record or index entry read from
-// the file cannot be decoded or the indexes disagree with the records. It
-// means the file was damaged or written by something other than this
-// package; the store does not try to repair it.
-var ErrCorrupt = errors.New("filestore: corrupt record")
-
-// recordFormat is the first byte of every encoded record. A new layout gets
-// a new number, and decode keeps reading the old ones, so that a file
-// survives an upgrade without a migration pass.
-const recordFormat byte = 1
+// Record formats: the first byte of every encoded record. A new layout gets
+// a new number, and decodeRecord keeps reading the old ones, so that records
+// written by an earlier version stay readable after an upgrade.
+const (
+	// recordFormat1 is the layout written up to the KeyStore contract v2:
+	// no attempt, creator, closing time or history. It is only read.
+	recordFormat1 byte = 1
+	// recordFormat is the layout encodeRecord writes.
+	recordFormat byte = 2
+)
 
 // State codes of the record layout. They are bytes rather than the State
 // strings to keep a record small, and fixed here rather than derived from
@@ -38,42 +37,71 @@ var codeStates = map[byte]idempay.State{
 }
 
 // encodeRecord lays out r without its Namespace and IntentID, which are in
-// the bucket key:
+// the bucket key, in format 2:
 //
-//	format byte (1)
+//	format byte (2)
 //	state byte
-//	Key, Fingerprint             uvarint length, bytes
+//	Attempt                      uvarint
+//	Key, Fingerprint             string
 //	CreatedAt, UpdatedAt         time
-//	LeaseOwner                   uvarint length, bytes
+//	ClosedAt                     time
+//	Creator, LeaseOwner          string
 //	LeaseUntil                   time
-//	ProviderRef                  uvarint length, bytes
-//	Result                       uvarint 0 for nil, else length+1, bytes
+//	ProviderRef                  string
+//	Result                       bytes
+//	History                      uvarint count, then per attempt:
+//	  Attempt uvarint, state byte, Key, Fingerprint string,
+//	  CreatedAt, ClosedAt time, ProviderRef string, Result bytes
 //
-// A time is uvarint 0 for the zero time, else uvarint 1, varint Unix
-// seconds and uvarint nanoseconds: full precision, location dropped (times
-// come back in UTC). A typical record is about 100 bytes plus its Result.
+// A string is its uvarint length and its bytes. Bytes are uvarint 0 for
+// nil, else length+1, then the bytes. A time is uvarint 0 for the zero
+// time, else uvarint 1, varint Unix seconds and uvarint nanoseconds: full
+// precision, location dropped (times come back in UTC). A typical record
+// with no history is about 130 bytes plus its Result.
 func encodeRecord(r idempay.Record) []byte {
-	b := make([]byte, 0, 64+len(r.Key)+len(r.Fingerprint)+len(r.LeaseOwner)+len(r.ProviderRef)+len(r.Result))
+	b := make([]byte, 0, 96+len(r.Key)+len(r.Fingerprint)+len(r.Creator)+len(r.LeaseOwner)+len(r.ProviderRef)+len(r.Result))
 	b = append(b, recordFormat, stateCodes[r.State])
+	b = binary.AppendUvarint(b, uint64(r.Attempt))
 	b = appendString(b, r.Key)
 	b = appendString(b, r.Fingerprint)
 	b = appendTime(b, r.CreatedAt)
 	b = appendTime(b, r.UpdatedAt)
+	b = appendTime(b, r.ClosedAt)
+	b = appendString(b, r.Creator)
 	b = appendString(b, r.LeaseOwner)
 	b = appendTime(b, r.LeaseUntil)
 	b = appendString(b, r.ProviderRef)
-	if r.Result == nil {
-		b = binary.AppendUvarint(b, 0)
-	} else {
-		b = binary.AppendUvarint(b, uint64(len(r.Result))+1)
-		b = append(b, r.Result...)
+	b = appendBytes(b, r.Result)
+	b = binary.AppendUvarint(b, uint64(len(r.History)))
+	for _, p := range r.History {
+		b = appendPast(b, p)
 	}
 	return b
+}
+
+func appendPast(b []byte, p idempay.PastAttempt) []byte {
+	b = binary.AppendUvarint(b, uint64(p.Attempt))
+	b = append(b, stateCodes[p.State])
+	b = appendString(b, p.Key)
+	b = appendString(b, p.Fingerprint)
+	b = appendTime(b, p.CreatedAt)
+	b = appendTime(b, p.ClosedAt)
+	b = appendString(b, p.ProviderRef)
+	return appendBytes(b, p.Result)
 }
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
+}
+
+// appendBytes keeps nil apart from empty.
+func appendBytes(b, v []byte) []byte {
+	if v == nil {
+		return binary.AppendUvarint(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(len(v))+1)
+	return append(b, v...)
 }
 
 func appendTime(b []byte, t time.Time) []byte {
@@ -85,18 +113,93 @@ func appendTime(b []byte, t time.Time) []byte {
 	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
 }
 
-// decodeRecord is the inverse of encodeRecord. It copies everything it
-// keeps out of v, which belongs to a bbolt transaction and is invalid once
-// the transaction ends.
+// decodeRecord is the inverse of encodeRecord, and reads format 1 too. It
+// copies everything it keeps out of v, which belongs to a bbolt transaction
+// and is invalid once the transaction ends. Any damage is an error matching
+// ErrCorrupt.
 func decodeRecord(ns, id string, v []byte) (idempay.Record, error) {
-	d := decoder{b: v}
-	format := d.byte()
-	if d.err == nil && format != recordFormat {
-		return idempay.Record{}, fmt.Errorf("%w: %q/%q: unknown record format %d", ErrCorrupt, ns, id, format)
-	}
+	return decode(ns, id, decoder{b: v})
+}
+
+// skimRecord checks v as decodeRecord does, but returns the record with
+// its strings and bytes left empty, which saves their copies.
+func skimRecord(ns, id string, v []byte) (idempay.Record, error) {
+	return decode(ns, id, decoder{b: v, skim: true})
+}
+
+func decode(ns, id string, d decoder) (idempay.Record, error) {
 	r := idempay.Record{Namespace: ns, IntentID: id}
-	code := d.byte()
-	r.State = codeStates[code]
+	switch format := d.byte(); {
+	case d.err != nil:
+	case format == recordFormat:
+		d.record2(&r)
+	case format == recordFormat1:
+		d.record1(&r)
+	default:
+		d.fail("unknown record format %d", format)
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("%d trailing bytes", len(d.b))
+	}
+	if d.err == nil {
+		d.err = checkRecord(r)
+	}
+	if d.err != nil {
+		return idempay.Record{}, corrupt("record %q/%q: %v", ns, id, d.err)
+	}
+	return r, nil
+}
+
+// record2 reads the fields of format 2 after the format byte.
+func (d *decoder) record2(r *idempay.Record) {
+	r.State = d.state()
+	r.Attempt = d.count()
+	r.Key = d.string()
+	r.Fingerprint = d.string()
+	r.CreatedAt = d.time()
+	r.UpdatedAt = d.time()
+	r.ClosedAt = d.time()
+	r.Creator = d.string()
+	r.LeaseOwner = d.string()
+	r.LeaseUntil = d.time()
+	r.ProviderRef = d.string()
+	r.Result = d.bytesOrNil()
+	// Every past attempt takes at least 8 bytes, which bounds what a
+	// damaged count can make decode allocate.
+	n := d.count()
+	if n > len(d.b)/8 {
+		d.fail("history of %d attempts in %d bytes", n, len(d.b))
+		return
+	}
+	for range n {
+		r.History = append(r.History, d.past())
+	}
+}
+
+func (d *decoder) past() idempay.PastAttempt {
+	var p idempay.PastAttempt
+	p.Attempt = d.count()
+	p.State = d.state()
+	p.Key = d.string()
+	p.Fingerprint = d.string()
+	p.CreatedAt = d.time()
+	p.ClosedAt = d.time()
+	p.ProviderRef = d.string()
+	p.Result = d.bytesOrNil()
+	return p
+}
+
+// record1 reads the fields of format 1 after the format byte, and fills in
+// what format 1 did not keep: it knew one attempt per intent, and the
+// Resolve that closed a record set its UpdatedAt, which is therefore its
+// closing time. A closed record with neither time (only a caller of the old
+// API could write one) is taken as closed at the Unix epoch, so that it
+// expires at the first sweep, as format 1 judged it on its zero CreatedAt.
+// Its Creator is not known and stays empty, so that no Reserve is told that
+// an old key is new.
+func (d *decoder) record1(r *idempay.Record) {
+	r.State = d.state()
+	r.Attempt = 1
 	r.Key = d.string()
 	r.Fingerprint = d.string()
 	r.CreatedAt = d.time()
@@ -104,147 +207,26 @@ func decodeRecord(ns, id string, v []byte) (idempay.Record, error) {
 	r.LeaseOwner = d.string()
 	r.LeaseUntil = d.time()
 	r.ProviderRef = d.string()
-	if n := d.uvarint(); n > 0 {
-		r.Result = append([]byte{}, d.bytes(n-1)...)
+	r.Result = d.bytesOrNil()
+	if r.State.Closed() {
+		r.ClosedAt = r.UpdatedAt
+		if r.ClosedAt.IsZero() {
+			r.ClosedAt = time.Unix(0, 0).UTC()
+		}
 	}
+}
+
+// checkRecord refuses what no Store writes: a record that does not say
+// when it closed (Expire would judge it on the zero time and delete it at
+// once) or says so while unsettled, or a current attempt numbered below 1.
+func checkRecord(r idempay.Record) error {
 	switch {
-	case d.err != nil:
-		return idempay.Record{}, fmt.Errorf("%w: %q/%q: %v", ErrCorrupt, ns, id, d.err)
-	case len(d.b) != 0:
-		return idempay.Record{}, fmt.Errorf("%w: %q/%q: %d trailing bytes", ErrCorrupt, ns, id, len(d.b))
-	case r.State == "":
-		return idempay.Record{}, fmt.Errorf("%w: %q/%q: unknown state code %d", ErrCorrupt, ns, id, code)
+	case r.Attempt < 1:
+		return fmt.Errorf("attempt %d", r.Attempt)
+	case r.State.Closed() && r.ClosedAt.IsZero():
+		return fmt.Errorf("%s with no closing time", r.State)
+	case !r.State.Closed() && !r.ClosedAt.IsZero():
+		return fmt.Errorf("%s with a closing time", r.State)
 	}
-	return r, nil
-}
-
-// decoder reads the record layout. The first error sticks and every later
-// read returns a zero value, so decodeRecord checks once at the end.
-type decoder struct {
-	b   []byte
-	err error
-}
-
-var errShort = errors.New("record too short")
-
-func (d *decoder) byte() byte {
-	if d.err != nil || len(d.b) < 1 {
-		d.err = cmpErr(d.err, errShort)
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *decoder) uvarint() uint64 {
-	if d.err != nil {
-		return 0
-	}
-	x, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.err = errors.New("bad uvarint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return x
-}
-
-func (d *decoder) varint() int64 {
-	if d.err != nil {
-		return 0
-	}
-	x, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.err = errors.New("bad varint")
-		return 0
-	}
-	d.b = d.b[n:]
-	return x
-}
-
-func (d *decoder) bytes(n uint64) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if n > uint64(len(d.b)) {
-		d.err = errShort
-		return nil
-	}
-	s := d.b[:n]
-	d.b = d.b[n:]
-	return s
-}
-
-func (d *decoder) string() string { return string(d.bytes(d.uvarint())) }
-
-func (d *decoder) time() time.Time {
-	switch tag := d.uvarint(); {
-	case d.err != nil || tag == 0:
-		return time.Time{}
-	case tag != 1:
-		d.err = fmt.Errorf("bad time tag %d", tag)
-		return time.Time{}
-	}
-	sec, nsec := d.varint(), d.uvarint()
-	if nsec >= uint64(time.Second) {
-		d.err = fmt.Errorf("bad nanoseconds %d", nsec)
-		return time.Time{}
-	}
-	return time.Unix(sec, int64(nsec)).UTC()
-}
-
-// cmpErr keeps the first error.
-func cmpErr(first, next error) error {
-	if first != nil {
-		return first
-	}
-	return next
-}
-
-// Keys. A record lives in bucket records under recordKey(ns, id). The
-// namespace is length-prefixed rather than joined with a separator, so that
-// no choice of namespace and intent ID can make two intents share a key, and
-// so that all records of a namespace share the prefix nsPrefix(ns).
-
-func nsPrefix(ns string) []byte {
-	return appendString(make([]byte, 0, binary.MaxVarintLen64+len(ns)), ns)
-}
-
-func recordKey(ns, id string) []byte {
-	return append(nsPrefix(ns), id...)
-}
-
-// splitRecordKey is the inverse of recordKey.
-func splitRecordKey(k []byte) (ns, id string, err error) {
-	n, w := binary.Uvarint(k)
-	if w <= 0 || n > uint64(len(k)-w) {
-		return "", "", fmt.Errorf("%w: bad record key %q", ErrCorrupt, k)
-	}
-	return string(k[w : w+int(n)]), string(k[w+int(n):]), nil
-}
-
-// timeKeyLen is the length of timeKey's output.
-const timeKeyLen = 12
-
-// timeKey encodes t so that byte order is time order: Unix seconds with the
-// sign bit flipped (so negative seconds sort first), then nanoseconds, both
-// big-endian.
-func timeKey(b []byte, t time.Time) []byte {
-	b = binary.BigEndian.AppendUint64(b, uint64(t.Unix())^(1<<63))
-	return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
-}
-
-// openKey is the key of the index of open and pending records: by
-// namespace, then CreatedAt, then intent ID, which is the order ListOpen
-// returns.
-func openKey(ns string, created time.Time, id string) []byte {
-	return append(timeKey(nsPrefix(ns), created), id...)
-}
-
-// closedKey is the key of the index of succeeded and failed records: by
-// CreatedAt first, so that Expire reads only the records it deletes, then
-// the record key.
-func closedKey(created time.Time, ns, id string) []byte {
-	return append(timeKey(make([]byte, 0, timeKeyLen+len(ns)+len(id)+2), created), recordKey(ns, id)...)
+	return nil
 }

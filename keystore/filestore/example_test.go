@@ -21,16 +21,15 @@ func Example() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "idempay.db")
 	ctx := context.Background()
-	now := time.Now()
 
 	s, err := filestore.Open(path, filestore.WithRetention(3*24*time.Hour))
 	if err != nil {
 		log.Fatal(err)
 	}
-	res, err := s.Reserve(ctx, idempay.Record{
-		Namespace: "stripe:acct_1", IntentID: "order-42", Key: "0f8fad5b-d9cb-469f-a165-70867728950e",
-		State: idempay.StateOpen, CreatedAt: now, UpdatedAt: now,
-		LeaseOwner: "web-1", LeaseUntil: now.Add(time.Minute),
+	res, err := s.Reserve(ctx, idempay.ReserveRequest{
+		Namespace: "stripe:acct_1", IntentID: "order-42", Attempt: 1,
+		Key: "0f8fad5b-d9cb-469f-a165-70867728950e", Fingerprint: "amount=1000&currency=jpy",
+		Owner: "web-1/flight-1", Lease: time.Minute,
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -43,7 +42,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer s.Close()
-	open, err := s.ListOpen(ctx, "stripe:acct_1", 0)
+	open, err := s.ListOpen(ctx, "stripe:acct_1", idempay.Cursor{}, 100)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -15,43 +15,31 @@ import (
 // write lock, rather than in one that blocks them all.
 const expireChunk = 1000
 
-// Expire deletes the succeeded and failed records created before cutoff and
-// returns how many it deleted. Open and pending records are never deleted.
-// It reads only the index of closed records, from the oldest, and stops at
-// the first one created at or after cutoff. It checks ctx between chunks of
-// deletions and returns the count so far with ctx's error if ctx ends.
-func (s *Store) Expire(ctx context.Context, cutoff time.Time) (int, error) {
-	limit := timeKey(nil, cutoff)
+// Expire implements idempay.KeyStore: it deletes the succeeded and failed
+// records closed more than retention ago by the store's clock (ClosedAt
+// before now minus retention) and returns how many it deleted. Open and
+// pending records are never deleted. It reads only the index of closed
+// records, from the earliest closed, and stops at the first one closed at
+// or after the cutoff. It checks ctx between chunks of deletions and
+// returns the count so far with ctx's error if ctx ends. A negative
+// retention is refused: it would delete records closed in the future of the
+// clock, which no caller means.
+func (s *Store) Expire(ctx context.Context, retention time.Duration) (int, error) {
+	if retention < 0 {
+		return 0, fmt.Errorf("filestore: expire: retention %v is negative", retention)
+	}
+	limit := timeKey(nil, s.now().Add(-retention))
 	total := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
 		n := 0
-		err := s.db.Update(func(tx *bolt.Tx) error {
-			n = 0
-			recs, closed := tx.Bucket(bucketRecords), tx.Bucket(bucketClosed)
-			// Keys are gathered before deleting: a bbolt cursor may skip
-			// an entry when the one under it is deleted.
-			var keys [][]byte
-			c := closed.Cursor()
-			for k, _ := c.First(); k != nil && len(keys) < expireChunk; k, _ = c.Next() {
-				if len(k) < timeKeyLen || bytes.Compare(k[:timeKeyLen], limit) >= 0 {
-					break
-				}
-				keys = append(keys, bytes.Clone(k))
-			}
-			for _, k := range keys {
-				rk := k[timeKeyLen:]
-				if err := s.deleteClosed(recs, rk); err != nil {
-					return err
-				}
-				if err := closed.Delete(k); err != nil {
-					return err
-				}
-				n++
-			}
-			return nil
+		err := s.guarded(func() error {
+			return s.db.Update(func(tx *bolt.Tx) (err error) {
+				n, err = expireChunkBefore(tx, limit)
+				return err
+			})
 		})
 		total += n
 		if err != nil {
@@ -63,37 +51,60 @@ func (s *Store) Expire(ctx context.Context, cutoff time.Time) (int, error) {
 	}
 }
 
-// deleteClosed deletes the record under rk, after checking that it is
-// closed: the closed index is the only way in, and a record it names that
-// turned out open would be money still in doubt.
-func (s *Store) deleteClosed(recs *bolt.Bucket, rk []byte) error {
-	ns, id, err := splitRecordKey(rk)
+// expireChunkBefore deletes up to expireChunk of the records whose closed
+// index key sorts before limit, the earliest first. On an error the
+// transaction rolls back, so it reports none deleted.
+func expireChunkBefore(tx *bolt.Tx, limit []byte) (int, error) {
+	recs, closed := tx.Bucket(bucketRecords), tx.Bucket(bucketClosed)
+	// Keys are gathered before deleting: a bbolt cursor may skip an
+	// entry when the one under it is deleted.
+	var keys [][]byte
+	c := closed.Cursor()
+	for k, _ := c.First(); k != nil && len(keys) < expireChunk; k, _ = c.Next() {
+		if len(k) < timeKeyLen {
+			return 0, corrupt("bad closed index key %q", k)
+		}
+		if bytes.Compare(k[:timeKeyLen], limit) >= 0 {
+			break
+		}
+		keys = append(keys, bytes.Clone(k))
+	}
+	for _, k := range keys {
+		if err := deleteClosed(recs, k); err != nil {
+			return 0, err
+		}
+		if err := closed.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	return len(keys), nil
+}
+
+// deleteClosed deletes the record that closed index key k names, after
+// checking that it is closed at the instant the key says: the closed index
+// is the only way in, and a record it names that turned out open (money
+// still in doubt) or closed later (a replay still owed) must not go.
+func deleteClosed(recs *bolt.Bucket, k []byte) error {
+	rk := k[timeKeyLen:]
+	r, err := decodeEntry(rk, recs.Get(rk))
 	if err != nil {
 		return err
 	}
-	v := recs.Get(rk)
-	if v == nil {
-		return fmt.Errorf("%w: closed index names missing record %q/%q", ErrCorrupt, ns, id)
-	}
-	r, err := decodeRecord(ns, id, v)
-	if err != nil {
-		return err
-	}
-	if !r.State.Closed() {
-		return fmt.Errorf("%w: closed index names %s record %q/%q", ErrCorrupt, r.State, ns, id)
+	if !r.State.Closed() || !bytes.Equal(closedKeyOf(r), k) {
+		return corrupt("the closed index entry %q names record %q/%q, %s, closed %v", k, r.Namespace, r.IntentID, r.State, r.ClosedAt)
 	}
 	return recs.Delete(rk)
 }
 
-// sweep runs Expire with a cutoff of now minus the retention window, once
-// at start and then every sweep interval, until ctx ends. It runs at start
-// so that a process restarted more often than the interval still sweeps.
+// sweep runs Expire with the retention window, once at start and then
+// every sweep interval, until ctx ends. It runs at start so that a process
+// restarted more often than the interval still sweeps.
 func (s *Store) sweep(ctx context.Context) {
 	defer close(s.sweepDone)
 	t := time.NewTicker(s.cfg.sweepInterval)
 	defer t.Stop()
 	for {
-		n, err := s.Expire(ctx, s.cfg.now().Add(-s.cfg.retention))
+		n, err := s.Expire(ctx, s.cfg.retention)
 		if ctx.Err() != nil {
 			// Close interrupted the sweep: not worth a report.
 			return

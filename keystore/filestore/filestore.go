@@ -28,66 +28,87 @@
 // of 16 fills at 16 callers and still shares commits 16 at a time above.
 // BenchmarkBatchTuning measures other sizes and delays.
 //
+// # The store's clock
+//
+// Every instant in a record (CreatedAt, UpdatedAt, ClosedAt, LeaseUntil)
+// and Reservation.Now is read from the store's clock, the one clock of the
+// one process that has the file open: the wall clock read at Open and
+// advanced by the monotonic clock from then on (see WithClock).
+//
 // # Layout
 //
 // The file holds four buckets: records (the records, keyed by a
 // length-prefixed namespace followed by the intent ID), open (an index of
-// open and pending records by namespace and CreatedAt, which ListOpen reads
-// without touching closed records), closed (an index of succeeded and failed
-// records by CreatedAt, which Expire reads without touching open ones) and
-// meta (the file format version). Records use a compact versioned binary
-// layout, described in codec.go.
+// open and pending records by namespace, CreatedAt and intent ID, which
+// ListOpen pages through without touching closed records), closed (an index
+// of succeeded and failed records by ClosedAt, which Expire reads without
+// touching open ones) and meta (the file format version). Records use a
+// compact versioned binary layout, described in codec.go. Files written in
+// format 1 (up to the KeyStore contract v2) are migrated by Open.
 //
-// # Retention
-//
-// A background sweep started by Open, every DefaultSweepInterval unless
-// changed, deletes succeeded and failed records created more than the
-// retention window ago (DefaultRetention). Open and pending records are never
-// deleted: they stand for money that may have moved. Expire can also be
-// called directly.
+// # Opening, damage and leases
 //
 // Only one Store (one process) can have the file open at a time: bbolt
 // takes an exclusive lock on it, and Open fails after the open timeout if it
 // cannot get it. Services running several instances need a shared store.
+//
+// Only a missing file is created, and atomically (see create.go), so that
+// no Open leaves an empty or partial file behind. An existing file is
+// checked before bbolt maps it (check.go) and read through once when it is
+// opened (verify.go: about a second per million records); an empty, short
+// or damaged file is refused with an error matching ErrCorrupt rather than
+// taken for a new store (every open key would be forgotten, and the next
+// charge of those intents would get a new key and may charge twice) or
+// allowed to crash the process. Later damage that bbolt trips on is
+// reported as ErrCorrupt too, and the Store then refuses every call. A meta
+// page torn by a power cut during a commit is refused as well, although
+// bbolt could fall back to the other one: a damaged meta page cannot tell
+// whether it held the later transaction, whose loss could lose a key.
+//
+// Holding the lock proves that the previous holder let go of the file. If
+// it did so without Close (it was killed or crashed), its flights are dead
+// too, and Open voids every lease in the file, so that its intents can be
+// resumed at once rather than after their leases run out. After a Close
+// the leases stand, since the process may still have flights in the air:
+// close the Client, which waits for them, before its Store.
+//
+// # Retention
+//
+// A background sweep started by Open, every DefaultSweepInterval unless
+// changed, deletes succeeded and failed records closed more than the
+// retention window ago (DefaultRetention) by the store's clock. Open and
+// pending records are never deleted: they stand for money that may have
+// moved. Expire can also be called directly.
 package filestore
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/idempay/idempay"
 	bolt "go.etcd.io/bbolt"
 )
 
-// ErrFormat is returned, wrapped, by Open when the file is a bbolt database
-// that this package did not create, or that a newer version of it wrote in a
-// format this version cannot read.
-var ErrFormat = errors.New("filestore: unknown file format")
-
-// fileFormat is the version of the file layout (buckets and keys), stored
-// in the meta bucket. Record encodings carry their own version byte.
-const fileFormat byte = 1
-
-var (
-	bucketRecords = []byte("records")
-	bucketOpen    = []byte("open")
-	bucketClosed  = []byte("closed")
-	bucketMeta    = []byte("meta")
-	metaFormat    = []byte("format")
-)
-
 // Store is a KeyStore kept in one bbolt file. It is safe for concurrent use.
 // Build it with Open and release it with Close.
 type Store struct {
-	db  *bolt.DB
-	cfg config
+	db    *bolt.DB
+	cfg   config
+	clock func() time.Time
 	// writers counts the Reserve and Resolve calls in a write
 	// transaction or waiting for one; see write.
 	writers atomic.Int64
+	// broken is set once bbolt has stopped on a damaged page; see
+	// guarded.
+	broken atomic.Pointer[error]
+	// voided is how many leases Open voided.
+	voided int
 
 	stopSweep context.CancelFunc
 	sweepDone chan struct{}
@@ -99,9 +120,10 @@ var _ idempay.KeyStore = (*Store)(nil)
 
 // Open opens the store file at path, creating it (and not its directory) if
 // it does not exist, and starts the background sweep. It fails if an option
-// is invalid, if the file lock cannot be taken within the open timeout, or
-// with an error matching ErrFormat if the file is not a store file this
-// version can read.
+// is invalid, if the file lock cannot be taken within the open timeout, with
+// an error matching ErrCorrupt if the file is damaged (see the package
+// documentation), or with an error matching ErrFormat if the file is not a
+// store file this version can read.
 func Open(path string, opts ...Option) (*Store, error) {
 	cfg := defaultConfig()
 	for _, o := range opts {
@@ -109,70 +131,126 @@ func Open(path string, opts ...Option) (*Store, error) {
 			return nil, err
 		}
 	}
-	db, err := bolt.Open(path, cfg.fileMode, &bolt.Options{Timeout: cfg.openTimeout})
+	s, err := open(path, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("filestore: open %s: %w", path, err)
 	}
-	db.MaxBatchSize = cfg.maxBatchSize
-	db.MaxBatchDelay = cfg.maxBatchDelay
-	if err := db.Update(initFile); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("filestore: open %s: %w", path, err)
+	s.startSweep()
+	return s, nil
+}
+
+// open locks and checks the file, lets bbolt open it, verifies it and
+// prepares it.
+func open(path string, cfg config) (*Store, error) {
+	f, err := lockedFile(path, cfg)
+	if err != nil {
+		return nil, err
 	}
-	s := &Store{db: db, cfg: cfg, sweepDone: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stopSweep = cancel
-	if cfg.sweepInterval > 0 {
-		go s.sweep(ctx)
-	} else {
-		close(s.sweepDone)
+	if _, err := checkFile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	s := &Store{cfg: cfg, sweepDone: make(chan struct{})}
+	err = guard(func() (err error) {
+		s.db, err = bolt.Open(path, cfg.fileMode, &bolt.Options{
+			Timeout:  cfg.openTimeout,
+			OpenFile: func(string, int, fs.FileMode) (*os.File, error) { return f, nil },
+		})
+		return err
+	})
+	if err != nil {
+		f.Close() // bbolt closed it, unless it panicked
+		return nil, err
+	}
+	if err := s.start(); err != nil {
+		guard(s.db.Close)
+		return nil, err
 	}
 	return s, nil
 }
 
-// initFile creates the buckets of a new file, or checks that an existing
-// file is one of ours, in a format this version reads.
-func initFile(tx *bolt.Tx) error {
-	meta := tx.Bucket(bucketMeta)
-	if meta == nil {
-		// A file with buckets but no meta bucket belongs to someone
-		// else: writing ours into it would mix two programs' data.
-		foreign := tx.ForEach(func(name []byte, _ *bolt.Bucket) error {
-			return fmt.Errorf("%w: unexpected bucket %q", ErrFormat, name)
+// lockedFile opens the file at path, creating a new store file first if
+// there is none, and takes its lock.
+func lockedFile(path string, cfg config) (*os.File, error) {
+	for range 3 {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := create(path, cfg); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := lockFile(f, cfg.openTimeout); err != nil {
+			f.Close()
+			return nil, err
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("the file keeps disappearing after being created")
+}
+
+// start verifies the file, sets the clock and prepares the file (see
+// prepare), all under guard.
+func (s *Store) start() error {
+	s.db.MaxBatchSize = s.cfg.maxBatchSize
+	s.db.MaxBatchDelay = s.cfg.maxBatchDelay
+	var last time.Time
+	err := s.guarded(func() error {
+		return s.db.View(func(tx *bolt.Tx) (err error) {
+			last, err = verify(tx)
+			return err
 		})
-		if foreign != nil {
-			return foreign
-		}
-		var err error
-		if meta, err = tx.CreateBucket(bucketMeta); err != nil {
-			return err
-		}
-		if err := meta.Put(metaFormat, []byte{fileFormat}); err != nil {
-			return err
-		}
+	})
+	if err != nil {
+		return err
 	}
-	if v := meta.Get(metaFormat); !bytes.Equal(v, []byte{fileFormat}) {
-		return fmt.Errorf("%w: version %v, this version reads %d", ErrFormat, v, fileFormat)
+	s.clock = s.cfg.now
+	if s.clock == nil {
+		s.clock = storeClock(last)
 	}
-	for _, name := range [][]byte{bucketRecords, bucketOpen, bucketClosed} {
-		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+	return s.guarded(func() error {
+		return s.db.Update(func(tx *bolt.Tx) (err error) {
+			s.voided, err = prepare(tx)
 			return err
-		}
+		})
+	})
+}
+
+func (s *Store) startSweep() {
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopSweep = cancel
+	if s.cfg.sweepInterval > 0 {
+		go s.sweep(ctx)
+	} else {
+		close(s.sweepDone)
 	}
-	return nil
 }
 
 // Close stops the background sweep, waiting for a sweep in progress to
-// stop, and closes the file. Calls to the Store after Close fail. Close is
-// idempotent: later calls return the first call's result.
+// stop, records in the file that the store was closed rather than
+// abandoned (so the next Open keeps the leases, see the package
+// documentation) and closes the file. Calls to the Store after Close fail.
+// Close is idempotent: later calls return the first call's result.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopSweep()
 		<-s.sweepDone
-		s.closeErr = s.db.Close()
+		err := s.guarded(func() error { return s.db.Update(markClosed) })
+		if s.broken.Load() != nil {
+			err = nil // reported by the calls that found it
+		}
+		s.closeErr = errors.Join(err, s.db.Close())
 	})
 	return s.closeErr
 }
 
 // Path returns the path of the store file.
 func (s *Store) Path() string { return s.db.Path() }
+
+// VoidedLeases returns how many leases Open voided: those of the open and
+// pending records of a previous holder that let go of the file without
+// Close (see the package documentation).
+func (s *Store) VoidedLeases() int { return s.voided }

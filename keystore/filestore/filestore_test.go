@@ -12,46 +12,8 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/keystore/filestore"
-	"github.com/idempay/idempay/keystore/storetest"
 	bolt "go.etcd.io/bbolt"
 )
-
-// open opens a store in a fresh directory and closes it when the test ends.
-func open(t testing.TB, opts ...filestore.Option) *filestore.Store {
-	t.Helper()
-	s, err := filestore.Open(filepath.Join(t.TempDir(), "keys.db"), opts...)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return s
-}
-
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) idempay.KeyStore { return open(t) })
-}
-
-// TestConformanceNoBatching runs the suite with batching off, the path a
-// store takes when every call commits alone.
-func TestConformanceNoBatching(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) idempay.KeyStore {
-		return open(t, filestore.WithMaxBatchSize(1), filestore.WithMaxBatchDelay(0))
-	})
-}
-
-var t0 = time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
-
-func record(ns, id, key string, created time.Time) idempay.Record {
-	return idempay.Record{
-		Namespace: ns, IntentID: id, Key: key, Fingerprint: "fp",
-		State: idempay.StateOpen, CreatedAt: created, UpdatedAt: created,
-		LeaseOwner: "owner", LeaseUntil: created.Add(time.Minute),
-	}
-}
 
 func TestReopenKeepsRecords(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.db")
@@ -59,23 +21,18 @@ func TestReopenKeepsRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := t.Context()
-	if _, err := s.Reserve(ctx, record("ns", "open", "k1", t0)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Reserve(ctx, record("ns", "done", "k2", t0)); err != nil {
-		t.Fatal(err)
-	}
-	res := idempay.Resolution{Namespace: "ns", IntentID: "done", Key: "k2", State: idempay.StateSucceeded, Result: []byte{0, 1, 2}, At: t0}
-	if err := s.Resolve(ctx, res); err != nil {
-		t.Fatal(err)
-	}
+	mustReserve(t, s, req("ns", "open", "k1", "owner"))
+	done := mustReserve(t, s, req("ns", "done", "k2", "owner")).Record
+	res := closeWith(done, idempay.StateSucceeded)
+	res.Result = []byte{0, 1, 2}
+	mustResolve(t, s, res)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close = %v; want the first's result (nil)", err)
 	}
+	ctx := t.Context()
 	if _, err := s.Load(ctx, "ns", "open"); err == nil {
 		t.Error("Load after Close succeeded; want an error")
 	}
@@ -91,8 +48,8 @@ func TestReopenKeepsRecords(t *testing.T) {
 	if r, err := s.Load(ctx, "ns", "done"); err != nil || r.State != idempay.StateSucceeded || string(r.Result) != "\x00\x01\x02" {
 		t.Errorf("after reopen, resolved record = %+v, %v; want succeeded with its result", r, err)
 	}
-	if open, err := s.ListOpen(ctx, "ns", 0); err != nil || len(open) != 1 || open[0].IntentID != "open" {
-		t.Errorf("after reopen, ListOpen = %v, %v; want the open record only", open, err)
+	if open := listAll(t, s, "ns", 10); len(open) != 1 || open[0].IntentID != "open" {
+		t.Errorf("after reopen, ListOpen = %v; want the open record only", open)
 	}
 }
 
@@ -138,6 +95,11 @@ func TestFileMode(t *testing.T) {
 		if got := fi.Mode().Perm(); got&^mode != 0 || got&0o600 != 0o600 {
 			t.Errorf("file created with WithFileMode(%v) has mode %v", mode, got)
 		}
+	}
+	// The new file is built under a temporary name and linked into
+	// place: nothing else may be left in the directory.
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 2 {
+		t.Errorf("directory holds %v, %v; want the two store files only", ents, err)
 	}
 }
 
@@ -213,39 +175,54 @@ func TestForeignFileRefused(t *testing.T) {
 	}
 }
 
-// TestSweep checks that the background sweep expires closed records older
-// than the retention window by the store's clock, keeps open ones, and
-// stops with Close without leaving its goroutine behind.
-func TestSweep(t *testing.T) {
-	before := runtime.NumGoroutine()
-	now := t0.Add(30 * 24 * time.Hour)
-	sweeps := make(chan int, 100)
+// TestEmptyBboltFileBecomesAStore: a bbolt file with no bucket at all (one
+// whose creation by an older version stopped before its first transaction)
+// cannot hold a key, and is made a store.
+func TestEmptyBboltFileBecomesAStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "keys.db")
-	// First a store without sweep, to write the records.
-	s, err := filestore.Open(path, filestore.WithSweepInterval(0))
+	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := t.Context()
-	for _, id := range []string{"old-done", "old-open", "new-done"} {
-		created := t0
-		if id == "new-done" {
-			created = now.Add(-time.Hour)
-		}
-		if _, err := s.Reserve(ctx, record("ns", id, "k-"+id, created)); err != nil {
-			t.Fatal(err)
-		}
-		if id != "old-open" {
-			res := idempay.Resolution{Namespace: "ns", IntentID: id, Key: "k-" + id, State: idempay.StateFailed, At: created}
-			if err := s.Resolve(ctx, res); err != nil {
-				t.Fatal(err)
-			}
-		}
+	db.Close()
+	s, err := filestore.Open(path, filestore.WithSweepInterval(0))
+	if err != nil {
+		t.Fatalf("Open of an empty bbolt file: %v", err)
 	}
+	defer s.Close()
+	if res := mustReserve(t, s, req("ns", "a", "k", "o")); !res.Created {
+		t.Errorf("Reserve in the new store = %+v; want created", res)
+	}
+}
+
+// TestSweep checks that the background sweep expires the records closed
+// more than the retention window ago by the store's clock, whenever they
+// were created, keeps open ones, and stops with Close without leaving its
+// goroutine behind.
+func TestSweep(t *testing.T) {
+	before := runtime.NumGoroutine()
+	c := newClock()
+	path := filepath.Join(t.TempDir(), "keys.db")
+	// First a store without sweep, to write the records.
+	s, err := filestore.Open(path, filestore.WithSweepInterval(0), filestore.WithClock(c.Now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"old-done", "old-open", "settled-late"} {
+		mustReserve(t, s, req("ns", id, "k-"+id, "o"))
+	}
+	c.Add(time.Hour)
+	mustResolve(t, s, idempay.Resolution{Namespace: "ns", IntentID: "old-done", Key: "k-old-done", State: idempay.StateFailed})
+	// Unknown for three weeks, then settled: it must answer replays
+	// for the whole retention from now.
+	c.Add(21 * 24 * time.Hour)
+	mustResolve(t, s, idempay.Resolution{Namespace: "ns", IntentID: "settled-late", Key: "k-settled-late", State: idempay.StateSucceeded})
 	s.Close()
 
+	c.Add(time.Hour)
+	sweeps := make(chan int, 100)
 	s, err = filestore.Open(path,
-		filestore.WithClock(func() time.Time { return now }),
+		filestore.WithClock(c.Now),
 		filestore.WithRetention(7*24*time.Hour),
 		filestore.WithSweepInterval(10*time.Millisecond),
 		filestore.WithSweepReport(func(n int, err error) {
@@ -271,8 +248,8 @@ func TestSweep(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for id, want := range map[string]bool{"old-done": false, "old-open": true, "new-done": true} {
-		_, err := s.Load(ctx, "ns", id)
+	for id, want := range map[string]bool{"old-done": false, "old-open": true, "settled-late": true} {
+		_, err := s.Load(t.Context(), "ns", id)
 		if got := err == nil; got != want {
 			t.Errorf("after sweep, Load(%q) = %v; want present=%v", id, err, want)
 		}
@@ -312,23 +289,20 @@ func TestCloseStopsSweepPromptly(t *testing.T) {
 // TestExpireLargeBacklog deletes more than one Expire chunk, to cover the
 // loop over several transactions.
 func TestExpireLargeBacklog(t *testing.T) {
-	s := open(t, filestore.WithSweepInterval(0))
+	s, c := openClocked(t)
 	ctx := context.Background()
 	const n = 2500
-	recs := make([]idempay.Record, n)
-	for i := range recs {
-		recs[i] = record("ns", fmt.Sprintf("id-%04d", i), "k", t0.Add(time.Duration(i)*time.Microsecond))
-	}
 	// Concurrent writers, so that the records go in through shared
-	// commits rather than 2500 fsyncs.
+	// commits rather than 5000 fsyncs.
 	errs := make(chan error, n)
-	for _, r := range recs {
+	for i := range n {
 		go func() {
+			r := req("ns", fmt.Sprintf("id-%04d", i), "k", "o")
 			if _, err := s.Reserve(ctx, r); err != nil {
 				errs <- err
 				return
 			}
-			errs <- s.Resolve(ctx, idempay.Resolution{Namespace: r.Namespace, IntentID: r.IntentID, Key: r.Key, State: idempay.StateSucceeded, At: r.CreatedAt})
+			errs <- s.Resolve(ctx, idempay.Resolution{Namespace: r.Namespace, IntentID: r.IntentID, Key: r.Key, State: idempay.StateSucceeded})
 		}()
 	}
 	for range n {
@@ -336,14 +310,13 @@ func TestExpireLargeBacklog(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.Reserve(ctx, record("ns", "still-open", "k", t0)); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.Expire(ctx, t0.Add(time.Hour))
+	mustReserve(t, s, req("ns", "still-open", "k", "o"))
+	c.Add(time.Hour)
+	got, err := s.Expire(ctx, time.Minute)
 	if err != nil || got != n {
 		t.Errorf("Expire = %d, %v; want %d", got, err, n)
 	}
-	if open, err := s.ListOpen(ctx, "ns", 0); err != nil || len(open) != 1 {
-		t.Errorf("ListOpen after Expire = %d records, %v; want the one open record", len(open), err)
+	if open := listAll(t, s, "ns", 100); len(open) != 1 {
+		t.Errorf("ListOpen after Expire = %d records; want the one open record", len(open))
 	}
 }

@@ -11,8 +11,8 @@ import (
 // chosen with BenchmarkBatchTuning; the figures are in the package
 // documentation.
 const (
-	// DefaultRetention is how long closed records are kept after their
-	// creation: long enough to replay a result locally for days after the
+	// DefaultRetention is how long closed records are kept after they
+	// were closed: long enough to replay a result locally for days after the
 	// provider (24 hours at Stripe and Omise) has forgotten the key.
 	DefaultRetention = 7 * 24 * time.Hour
 	// DefaultMaxBatchSize is how many concurrent writes may share one
@@ -54,7 +54,7 @@ type config struct {
 	fileMode      fs.FileMode
 	openTimeout   time.Duration
 	sweepInterval time.Duration
-	now           func() time.Time
+	now           func() time.Time // nil: storeClock
 	onSweep       func(deleted int, err error)
 	// alwaysBatch sends even a lone writer through db.Batch. It exists
 	// for BenchmarkBatchTuning, to measure what the bypass in write saves.
@@ -69,7 +69,6 @@ func defaultConfig() config {
 		fileMode:      DefaultFileMode,
 		openTimeout:   DefaultOpenTimeout,
 		sweepInterval: DefaultSweepInterval,
-		now:           time.Now,
 	}
 }
 
@@ -80,7 +79,7 @@ func errOption(name string, format string, args ...any) error {
 }
 
 // WithRetention sets how long succeeded and failed records are kept after
-// their CreatedAt before the sweep deletes them (default DefaultRetention).
+// their ClosedAt before the sweep deletes them (default DefaultRetention).
 // Open and pending records are never deleted, whatever their age. d must be
 // positive.
 func WithRetention(d time.Duration) Option {
@@ -162,9 +161,13 @@ func WithSweepInterval(d time.Duration) Option {
 	}
 }
 
-// WithClock sets the clock the sweep reads to compute its cutoff (default
-// time.Now). Records carry their own times, so the clock is used for
-// nothing else.
+// WithClock makes the store read now instead of its own clock: every
+// instant it stamps in a record (CreatedAt, UpdatedAt, ClosedAt,
+// LeaseUntil), Reservation.Now, and the cutoffs of Expire and the sweep.
+// Tests and the fault simulator move it by hand. The default is the wall
+// clock read at Open (never earlier than the latest instant in the file)
+// advanced by the process's monotonic clock, which steps of the wall clock
+// do not move.
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {

@@ -1,33 +1,32 @@
 package filestore
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/idempay/idempay"
 	bolt "go.etcd.io/bbolt"
 )
 
-// Reserve stores r if the intent has no record, or else returns the stored
-// record and takes its lease for r.LeaseOwner when the record is not closed
-// and its lease is free, expired at r.UpdatedAt or already held by
-// r.LeaseOwner. A pending record can be claimed like an open one: its charge
-// still has to be settled, and the lease keeps two instances from settling
-// it at once.
+// Reserve implements idempay.KeyStore: it inserts, begins a new attempt,
+// claims or reads the record, as the contract says, stamped from the
+// store's clock.
 //
-// An insert or a claim is committed and fsynced before Reserve returns;
-// concurrent calls share the commit. A call that only reads (the record is
-// closed or leased to another owner) commits nothing. Reserve returns an
-// error if ctx is already done or r.State is not a valid state; a call that
-// has joined a batch is not abandoned when ctx ends during the wait.
-func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservation, error) {
+// An insert, a new attempt or a claim is committed and fsynced before
+// Reserve returns; concurrent calls share the commit. A call that only
+// reads (the record is closed, has another fingerprint or is leased to
+// another owner) commits nothing: a read-only transaction answers it. It
+// returns an error if ctx is already done or the request is invalid; a
+// call that has joined a batch is not abandoned when ctx ends during the
+// wait.
+func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	if err := ctx.Err(); err != nil {
 		return idempay.Reservation{}, err
 	}
-	if !r.State.Valid() {
-		return idempay.Reservation{}, fmt.Errorf("filestore: reserve %q/%q: invalid state %q", r.Namespace, r.IntentID, r.State)
+	if err := idempay.CheckReserveRequest(r); err != nil {
+		return idempay.Reservation{}, fmt.Errorf("filestore: %w", err)
 	}
 	k := recordKey(r.Namespace, r.IntentID)
 
@@ -37,57 +36,21 @@ func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservat
 	// batch below decides again under the write lock.
 	var res idempay.Reservation
 	done := false
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketRecords).Get(k)
-		if v == nil {
-			return nil
-		}
-		cur, err := decodeRecord(r.Namespace, r.IntentID, v)
-		if err != nil {
+	err := s.guarded(func() error {
+		return s.db.View(func(tx *bolt.Tx) (err error) {
+			res, done, err = s.readOnly(tx, k, r)
 			return err
-		}
-		if !cur.ClaimableBy(r.LeaseOwner, r.UpdatedAt) {
-			res, done = idempay.Reservation{Record: cur}, true
-		}
-		return nil
+		})
 	})
 	if err != nil || done {
 		return res, wrapErr("reserve", r.Namespace, r.IntentID, err)
 	}
-
-	// Encoded once, outside the batch, so the shared commit holds the
-	// write lock for as short a time as possible.
-	created := encodeRecord(r)
-	err = s.write(func(tx *bolt.Tx) error {
+	err = s.write(func(tx *bolt.Tx) (err error) {
 		// Batch may run this function more than once (when another
 		// function of the batch fails, the batch is retried without
 		// it), so it computes res from tx alone and assigns it whole.
-		recs := tx.Bucket(bucketRecords)
-		v := recs.Get(k)
-		if v == nil {
-			if err := recs.Put(k, created); err != nil {
-				return err
-			}
-			if err := index(tx, r); err != nil {
-				return err
-			}
-			res = idempay.Reservation{Record: clone(r), Created: true, Claimed: true}
-			return nil
-		}
-		cur, err := decodeRecord(r.Namespace, r.IntentID, v)
-		if err != nil {
-			return err
-		}
-		if !cur.ClaimableBy(r.LeaseOwner, r.UpdatedAt) {
-			res = idempay.Reservation{Record: cur}
-			return nil
-		}
-		cur.LeaseOwner, cur.LeaseUntil, cur.UpdatedAt = r.LeaseOwner, r.LeaseUntil, r.UpdatedAt
-		if err := recs.Put(k, encodeRecord(cur)); err != nil {
-			return err
-		}
-		res = idempay.Reservation{Record: cur, Claimed: true}
-		return nil
+		res, err = s.reserve(tx, k, r)
+		return err
 	})
 	if err != nil {
 		return idempay.Reservation{}, wrapErr("reserve", r.Namespace, r.IntentID, err)
@@ -95,7 +58,99 @@ func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservat
 	return res, nil
 }
 
-// write runs fn in a write transaction that concurrent writers share.
+// readOnly answers a Reserve that would change nothing; done is false when
+// the Reserve may write.
+func (s *Store) readOnly(tx *bolt.Tx, k []byte, r idempay.ReserveRequest) (res idempay.Reservation, done bool, err error) {
+	v := tx.Bucket(bucketRecords).Get(k)
+	if v == nil {
+		return res, false, nil
+	}
+	cur, err := decodeRecord(r.Namespace, r.IntentID, v)
+	if err != nil {
+		return res, false, err
+	}
+	now := s.now()
+	if cur.BeginsAttempt(r.Attempt) || cur.ClaimableBy(r.Owner, r.Fingerprint, now) {
+		return res, false, nil
+	}
+	return idempay.Reservation{Record: cur, Now: now}, true, nil
+}
+
+// reserve is Reserve's write transaction.
+func (s *Store) reserve(tx *bolt.Tx, k []byte, r idempay.ReserveRequest) (idempay.Reservation, error) {
+	recs := tx.Bucket(bucketRecords)
+	now := s.now()
+	var cur idempay.Record
+	v := recs.Get(k)
+	if v != nil {
+		var err error
+		if cur, err = decodeRecord(r.Namespace, r.IntentID, v); err != nil {
+			return idempay.Reservation{}, err
+		}
+	}
+	next := cur
+	switch {
+	case v == nil:
+		next = begin(idempay.Record{Namespace: r.Namespace, IntentID: r.IntentID}, r, now)
+	case cur.BeginsAttempt(r.Attempt):
+		next.History = append(slices.Clone(cur.History), cur.Past())
+		next = begin(next, r, now)
+	case cur.ClaimableBy(r.Owner, r.Fingerprint, now):
+		next.LeaseOwner, next.LeaseUntil, next.UpdatedAt = r.Owner, now.Add(r.Lease), now
+	default:
+		return idempay.Reservation{Record: cur, Now: now}, nil
+	}
+	if err := recs.Put(k, encodeRecord(next)); err != nil {
+		return idempay.Reservation{}, err
+	}
+	if err := reindex(tx, cur, next, v != nil); err != nil {
+		return idempay.Reservation{}, err
+	}
+	return idempay.Reservation{Record: next, Created: next.CreatedFor(r), Claimed: true, Now: now}, nil
+}
+
+// begin makes r the current attempt of rec, open and leased to r.Owner.
+func begin(rec idempay.Record, r idempay.ReserveRequest, now time.Time) idempay.Record {
+	rec.Attempt, rec.Key, rec.Fingerprint, rec.State = r.Attempt, r.Key, r.Fingerprint, idempay.StateOpen
+	rec.CreatedAt, rec.UpdatedAt, rec.ClosedAt = now, now, time.Time{}
+	rec.Creator, rec.LeaseOwner, rec.LeaseUntil = r.Owner, r.Owner, now.Add(r.Lease)
+	rec.ProviderRef, rec.Result = "", nil
+	return rec
+}
+
+// reindex moves the index entry of a record from what it was (cur, if
+// existed) to what it becomes (next): the open index by CreatedAt while
+// open or pending, the closed index by ClosedAt once closed.
+func reindex(tx *bolt.Tx, cur, next idempay.Record, existed bool) error {
+	oldKey, newKey := []byte(nil), indexKey(next)
+	if existed {
+		oldKey = indexKey(cur)
+		if string(oldKey) == string(newKey) {
+			return nil
+		}
+		if err := indexBucket(tx, cur).Delete(oldKey); err != nil {
+			return err
+		}
+	}
+	return indexBucket(tx, next).Put(newKey, nil)
+}
+
+func indexKey(r idempay.Record) []byte {
+	if r.State.Closed() {
+		return closedKeyOf(r)
+	}
+	return openKeyOf(r)
+}
+
+func indexBucket(tx *bolt.Tx, r idempay.Record) *bolt.Bucket {
+	if r.State.Closed() {
+		return tx.Bucket(bucketClosed)
+	}
+	return tx.Bucket(bucketOpen)
+}
+
+// write runs fn in a write transaction that concurrent writers share, under
+// guard.
 //
 // A writer alone commits at once with db.Update. Only when other writes are
 // in flight does it go through db.Batch, whose first caller waits up to
@@ -104,97 +159,20 @@ func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservat
 // runtime's epoll wait has millisecond resolution), so without this bypass
 // every write of a lone caller would pay about 1 ms on top of a 0.2 ms
 // commit. fn must be safe to run more than once (see Reserve).
-func (s *Store) write(fn func(*bolt.Tx) error) error {
-	if s.writers.Add(1) == 1 && !s.cfg.alwaysBatch {
-		defer s.writers.Add(-1)
-		return s.db.Update(fn)
-	}
-	defer s.writers.Add(-1)
-	return s.db.Batch(fn)
-}
-
-// index adds the index entry of a new record r: open or closed by state.
-func index(tx *bolt.Tx, r idempay.Record) error {
-	if r.State.Closed() {
-		return tx.Bucket(bucketClosed).Put(closedKey(r.CreatedAt, r.Namespace, r.IntentID), nil)
-	}
-	return tx.Bucket(bucketOpen).Put(openKey(r.Namespace, r.CreatedAt, r.IntentID), nil)
-}
-
-// Resolve applies res to the stored record and releases its lease. It
-// returns an error matching idempay.ErrNotFound, idempay.ErrKeyMismatch,
-// idempay.ErrAlreadyResolved or (when res.LeaseOwner is set and does not
-// hold the lease) idempay.ErrLeaseLost as the KeyStore contract says, and
-// changes nothing in those cases. The checks and the write happen in one
-// write transaction. With res.State StateOpen the state is kept (an
-// open record stays open, a pending one pending).
 //
-// Resolve shares commits with concurrent Reserve and Resolve calls. It is
-// fsynced like them, although the contract does not require it: bbolt
-// cannot skip the sync of one transaction alone, and sharing the commit
-// makes the sync nearly free under load.
-func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if !res.State.Valid() {
-		return fmt.Errorf("filestore: resolve %q/%q: invalid state %q", res.Namespace, res.IntentID, res.State)
-	}
-	k := recordKey(res.Namespace, res.IntentID)
-	var refused error
-	err := s.write(func(tx *bolt.Tx) error {
-		// A refusal is not returned to Batch: an error makes bbolt
-		// roll back and rerun the whole batch without this call, so
-		// every refusal would cost the other callers a commit.
-		refused = nil
-		recs := tx.Bucket(bucketRecords)
-		v := recs.Get(k)
-		if v == nil {
-			refused = idempay.ErrNotFound
-			return nil
+// In a batch, fn may run on another goroutine (the one that fills the batch
+// or its timer's), so it is guarded there too: a damaged page it reads
+// fails this call, and bbolt retries the rest of the batch without it.
+func (s *Store) write(fn func(*bolt.Tx) error) error {
+	safe := func(tx *bolt.Tx) error { return guard(func() error { return fn(tx) }) }
+	return s.guarded(func() error {
+		if s.writers.Add(1) == 1 && !s.cfg.alwaysBatch {
+			defer s.writers.Add(-1)
+			return s.db.Update(safe)
 		}
-		cur, err := decodeRecord(res.Namespace, res.IntentID, v)
-		if err != nil {
-			return err
-		}
-		switch {
-		case cur.Key != res.Key:
-			refused = idempay.ErrKeyMismatch
-			return nil
-		case cur.State.Closed():
-			refused = idempay.ErrAlreadyResolved
-			return nil
-		case res.LeaseOwner != "" && cur.LeaseOwner != res.LeaseOwner:
-			refused = idempay.ErrLeaseLost
-			return nil
-		}
-		next := cur
-		if res.State != idempay.StateOpen {
-			next.State = res.State
-		}
-		if res.ProviderRef != "" {
-			next.ProviderRef = res.ProviderRef
-		}
-		if res.Result != nil {
-			next.Result = res.Result // encoded (copied) below, not kept
-		}
-		next.UpdatedAt = res.At
-		next.LeaseOwner, next.LeaseUntil = "", time.Time{}
-		if err := recs.Put(k, encodeRecord(next)); err != nil {
-			return err
-		}
-		if next.State.Closed() {
-			if err := tx.Bucket(bucketOpen).Delete(openKey(cur.Namespace, cur.CreatedAt, cur.IntentID)); err != nil {
-				return err
-			}
-			return index(tx, next)
-		}
-		return nil
+		defer s.writers.Add(-1)
+		return s.db.Batch(safe)
 	})
-	if err == nil {
-		err = refused
-	}
-	return wrapErr("resolve", res.Namespace, res.IntentID, err)
 }
 
 // Load returns the record of the intent, or an error matching
@@ -204,55 +182,18 @@ func (s *Store) Load(ctx context.Context, namespace, intentID string) (idempay.R
 		return idempay.Record{}, err
 	}
 	var r idempay.Record
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketRecords).Get(recordKey(namespace, intentID))
-		if v == nil {
-			return idempay.ErrNotFound
-		}
-		var err error
-		r, err = decodeRecord(namespace, intentID, v)
-		return err
+	err := s.guarded(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			v := tx.Bucket(bucketRecords).Get(recordKey(namespace, intentID))
+			if v == nil {
+				return idempay.ErrNotFound
+			}
+			var err error
+			r, err = decodeRecord(namespace, intentID, v)
+			return err
+		})
 	})
 	return r, wrapErr("load", namespace, intentID, err)
-}
-
-// ListOpen returns up to limit open and pending records of the namespace,
-// oldest CreatedAt first (ties by intent ID). A limit of zero or less means
-// no limit. It reads the index of open records, so closed records, however
-// many, cost it nothing.
-func (s *Store) ListOpen(ctx context.Context, namespace string, limit int) ([]idempay.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var out []idempay.Record
-	prefix := nsPrefix(namespace)
-	err := s.db.View(func(tx *bolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
-		c := tx.Bucket(bucketOpen).Cursor()
-		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-			if limit > 0 && len(out) == limit {
-				break
-			}
-			if len(k) < len(prefix)+timeKeyLen {
-				return fmt.Errorf("%w: bad open index key %q", ErrCorrupt, k)
-			}
-			id := string(k[len(prefix)+timeKeyLen:])
-			v := recs.Get(recordKey(namespace, id))
-			if v == nil {
-				return fmt.Errorf("%w: open index names missing record %q/%q", ErrCorrupt, namespace, id)
-			}
-			r, err := decodeRecord(namespace, id, v)
-			if err != nil {
-				return err
-			}
-			out = append(out, r)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("filestore: list open %q: %w", namespace, err)
-	}
-	return out, nil
 }
 
 // wrapErr adds the operation and intent to err, keeping it matchable with
@@ -262,11 +203,4 @@ func wrapErr(op, ns, id string, err error) error {
 		return nil
 	}
 	return fmt.Errorf("filestore: %s %q/%q: %w", op, ns, id, err)
-}
-
-// clone returns r with its own copy of Result, so that the record returned
-// by Reserve does not alias the caller's slice.
-func clone(r idempay.Record) idempay.Record {
-	r.Result = bytes.Clone(r.Result)
-	return r
 }

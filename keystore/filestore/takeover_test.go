@@ -12,8 +12,10 @@ import (
 // TestTakeover kills a process holding leases on intents it has sent and
 // lets the next process on the same file take them over (see
 // fleet.Takeover). bbolt locks the file, so the two run one after the
-// other: a restart, not a fleet. The lease still matters there, since a
-// restarted process cannot tell a dead predecessor from a live sibling.
+// other: a restart, not a fleet. While the holder lives, its heartbeat
+// keeps a second client in its process out; once it is dead, the next
+// Open voids its leases, and the heir resumes every intent at once: no
+// lease refusal, a stall far under one lease.
 func TestTakeover(t *testing.T) { fleet.Takeover(t, fleetStore()) }
 
 // fleetStore shows the store to the fleet harness: a file in a temporary

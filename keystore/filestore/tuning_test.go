@@ -51,7 +51,6 @@ func BenchmarkBatchTuning(b *testing.B) {
 // reporting the median and 99th percentile Reserve latency.
 func tunePairs(b *testing.B, s *Store, conc int) {
 	ctx := context.Background()
-	base := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	var next atomic.Int64
 	lat := make([][]time.Duration, conc)
 	var wg sync.WaitGroup
@@ -63,9 +62,8 @@ func tunePairs(b *testing.B, s *Store, conc int) {
 				if i >= int64(b.N) {
 					return
 				}
-				at := base.Add(time.Duration(i) * time.Microsecond)
-				r := idempay.Record{Namespace: "t", IntentID: fmt.Sprint(i), Key: fmt.Sprint("k", i), State: idempay.StateOpen,
-					CreatedAt: at, UpdatedAt: at, LeaseOwner: "o", LeaseUntil: at.Add(time.Minute)}
+				r := idempay.ReserveRequest{Namespace: "t", IntentID: fmt.Sprint(i), Attempt: 1, Key: fmt.Sprint("k", i),
+					Owner: "o", Lease: time.Minute}
 				start := time.Now()
 				if _, err := s.Reserve(ctx, r); err != nil {
 					b.Error(err)
@@ -73,7 +71,7 @@ func tunePairs(b *testing.B, s *Store, conc int) {
 				}
 				lat[g] = append(lat[g], time.Since(start))
 				res := idempay.Resolution{Namespace: "t", IntentID: r.IntentID, Key: r.Key, State: idempay.StateSucceeded,
-					Result: []byte(`{"status":"succeeded"}`), At: at}
+					Result: []byte(`{"status":"succeeded"}`)}
 				if err := s.Resolve(ctx, res); err != nil {
 					b.Error(err)
 					return

@@ -59,11 +59,10 @@ func TestLoneWriterDoesNotWaitForBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	start := time.Now()
 	for i := range 3 {
-		_, err := s.Reserve(t.Context(), idempay.Record{Namespace: "n", IntentID: string(rune('a' + i)), Key: "k",
-			State: idempay.StateOpen, CreatedAt: at, UpdatedAt: at})
+		_, err := s.Reserve(t.Context(), idempay.ReserveRequest{Namespace: "n", IntentID: string(rune('a' + i)), Attempt: 1,
+			Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

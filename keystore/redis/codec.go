@@ -2,15 +2,19 @@ package redis
 
 import (
 	"fmt"
-	"math"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idempay/idempay"
 )
 
 // Hash fields of a record. Short names: there is one hash per intent and
-// Redis keeps every field name in every hash.
+// Redis keeps every field name in every hash. The first eleven are the
+// layout written before attempts existed; records in that layout lack the
+// others, and decodeRecord fills them in (see legacy.go).
 const (
 	fNamespace   = "ns"
 	fIntentID    = "id"
@@ -23,85 +27,45 @@ const (
 	fLeaseUntil  = "lu"
 	fProviderRef = "pr"
 	fResult      = "res" // absent when Result is nil, so nil and empty differ
+
+	fAttempt  = "at" // absent in the old layout: attempt 1
+	fCreator  = "cr" // absent in the old layout: no creator
+	fClosedAt = "cl" // absent in the old layout: UpdatedAt, if closed
 )
 
-// timeWidth is the number of digits of a time field: every non-negative
-// int64 fits in 19, and fixed width makes string order equal time order,
-// which is how the Lua scripts compare leases without losing precision
-// (Lua numbers are doubles and cannot hold nanoseconds since 1970).
-const timeWidth = 19
+// A past attempt n is kept in the record's hash as the fields
+// "h<n>.<field>", with field one of the names above: h1.k, h1.fp, h1.st,
+// h1.ca, h1.cl, h1.pr and, if the attempt had a result, h1.res. Plain hash
+// fields keep a result's bytes exactly, which JSON written by Lua would not.
+const historyPrefix = "h"
 
-var maxTime = time.Unix(0, math.MaxInt64)
-
-// encodeTime returns t as fixed-width Unix nanoseconds, or "" for the zero
-// time.
-func encodeTime(t time.Time) (string, error) {
-	if t.IsZero() {
-		return "", nil
-	}
-	if t.Before(time.Unix(0, 0)) || t.After(maxTime) {
-		return "", fmt.Errorf("redis: time %v outside the storable range 1970 to 2262", t)
-	}
-	return fmt.Sprintf("%0*d", timeWidth, t.UnixNano()), nil
-}
-
-// encodeCutoff is encodeTime for Expire's cutoff, where a time outside the
-// range is meaningful: before 1970 nothing storable is older, after 2262
-// everything is.
-func encodeCutoff(t time.Time) string {
-	switch {
-	case t.Before(time.Unix(0, 0)):
-		return fmt.Sprintf("%0*d", timeWidth, 0)
-	case t.After(maxTime):
-		return fmt.Sprintf("%0*d", timeWidth, uint64(math.MaxInt64))
-	}
-	s, _ := encodeTime(t)
-	return s
-}
-
+// Times are stored as fixed-width Unix nanoseconds (19 digits: every
+// non-negative int64 fits, and fixed width makes string order time order).
+// The scripts stamp them from the server's clock (Redis TIME), in whole
+// microseconds; records in the old layout were stamped from the clients'
+// clocks and may carry nanoseconds.
+// decodeTime reads a time field, in UTC and truncated to the microsecond:
+// the precision every store keeps, and the one the indexes' scores have, so
+// that a record's CreatedAt orders it exactly where its index entry is.
+// Only records in the old layout had finer times.
 func decodeTime(s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
+	if err != nil || n < 0 {
 		return time.Time{}, fmt.Errorf("redis: bad time field %q", s)
 	}
-	return time.Unix(0, n).UTC(), nil
+	return time.Unix(0, n).UTC().Truncate(time.Microsecond), nil
 }
 
-// score is the sorted-set score of a record created at t: microseconds,
-// which a double holds exactly until the year 2255.
-func score(t time.Time) float64 {
-	if t.IsZero() {
-		return 0
-	}
-	return float64(t.UnixMicro())
-}
+// micros is the index score of t: Unix microseconds, which a double (a
+// sorted-set score, a Lua number) holds exactly below 2^53, that is until
+// the year 2255.
+func micros(t time.Time) int64 { return t.UnixMicro() }
 
-// encoded is a Record as the scripts take it.
-type encoded struct {
-	createdAt, updatedAt, leaseUntil string
-}
-
-func encodeRecord(r idempay.Record) (encoded, error) {
-	var (
-		e   encoded
-		err error
-	)
-	if e.createdAt, err = encodeTime(r.CreatedAt); err != nil {
-		return e, err
-	}
-	if e.updatedAt, err = encodeTime(r.UpdatedAt); err != nil {
-		return e, err
-	}
-	if e.leaseUntil, err = encodeTime(r.LeaseUntil); err != nil {
-		return e, err
-	}
-	return e, nil
-}
-
-// decodeRecord builds a Record from the fields of its hash.
+// decodeRecord builds a Record from the fields of its hash, in either
+// layout.
 func decodeRecord(h map[string]string) (idempay.Record, error) {
 	r := idempay.Record{
 		Namespace:   h[fNamespace],
@@ -109,23 +73,118 @@ func decodeRecord(h map[string]string) (idempay.Record, error) {
 		Key:         h[fKey],
 		Fingerprint: h[fFingerprint],
 		State:       idempay.State(h[fState]),
+		Creator:     h[fCreator],
 		LeaseOwner:  h[fLeaseOwner],
 		ProviderRef: h[fProviderRef],
+		Attempt:     1,
+	}
+	if !r.State.Valid() {
+		return r, fmt.Errorf("redis: bad state field %q", h[fState])
 	}
 	if res, ok := h[fResult]; ok {
 		r.Result = []byte(res)
 	}
+	if a, ok := h[fAttempt]; ok {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < 1 {
+			return r, fmt.Errorf("redis: bad attempt field %q", a)
+		}
+		r.Attempt = n
+	}
+	if err := decodeTimes(&r, h); err != nil {
+		return r, err
+	}
+	hist, err := decodeHistory(h)
+	r.History = hist
+	return r, err
+}
+
+// decodeTimes reads the four instants of a record. A closed record in the
+// old layout has no closing time: it was last written by the Resolve that
+// closed it, so its UpdatedAt is when it closed.
+func decodeTimes(r *idempay.Record, h map[string]string) error {
 	var err error
-	if r.CreatedAt, err = decodeTime(h[fCreatedAt]); err != nil {
-		return r, err
+	for _, f := range []struct {
+		dst   *time.Time
+		field string
+	}{
+		{&r.CreatedAt, fCreatedAt}, {&r.UpdatedAt, fUpdatedAt},
+		{&r.ClosedAt, fClosedAt}, {&r.LeaseUntil, fLeaseUntil},
+	} {
+		if *f.dst, err = decodeTime(h[f.field]); err != nil {
+			return err
+		}
 	}
-	if r.UpdatedAt, err = decodeTime(h[fUpdatedAt]); err != nil {
-		return r, err
+	if _, ok := h[fClosedAt]; !ok && r.State.Closed() {
+		r.ClosedAt = r.UpdatedAt
 	}
-	if r.LeaseUntil, err = decodeTime(h[fLeaseUntil]); err != nil {
-		return r, err
+	return nil
+}
+
+// decodeHistory collects the fields h<n>.* into past attempts, oldest
+// first.
+func decodeHistory(h map[string]string) ([]idempay.PastAttempt, error) {
+	byN := map[int]*idempay.PastAttempt{}
+	for name, v := range h {
+		n, field, ok := historyField(name)
+		if !ok {
+			continue
+		}
+		p := byN[n]
+		if p == nil {
+			p = &idempay.PastAttempt{Attempt: n}
+			byN[n] = p
+		}
+		if err := setPast(p, field, v); err != nil {
+			return nil, err
+		}
 	}
-	return r, nil
+	if len(byN) == 0 {
+		return nil, nil
+	}
+	out := make([]idempay.PastAttempt, 0, len(byN))
+	for _, n := range slices.Sorted(maps.Keys(byN)) {
+		out = append(out, *byN[n])
+	}
+	return out, nil
+}
+
+// historyField splits "h<n>.<field>" into n and field.
+func historyField(name string) (int, string, bool) {
+	rest, ok := strings.CutPrefix(name, historyPrefix)
+	if !ok {
+		return 0, "", false
+	}
+	num, field, ok := strings.Cut(rest, ".")
+	if !ok {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 {
+		return 0, "", false
+	}
+	return n, field, true
+}
+
+func setPast(p *idempay.PastAttempt, field, v string) error {
+	var err error
+	switch field {
+	case fKey:
+		p.Key = v
+	case fFingerprint:
+		p.Fingerprint = v
+	case fState:
+		p.State = idempay.State(v)
+	case fProviderRef:
+		p.ProviderRef = v
+	case fResult:
+		p.Result = []byte(v)
+	case fCreatedAt:
+		p.CreatedAt, err = decodeTime(v)
+	case fClosedAt:
+		p.ClosedAt, err = decodeTime(v)
+	}
+	return err
 }
 
 // pairsToMap turns a flat HGETALL reply returned by a script into a map.

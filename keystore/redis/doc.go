@@ -6,18 +6,26 @@
 // # Durability
 //
 // A Redis store is only as durable as the Redis server's persistence
-// settings. Reserve returns once the server has applied the write in memory;
-// whether the key survives a crash of the server is decided by its
-// configuration, not by this package. For payment keys run the server with
-// AOF and fsync on every write (appendonly yes, appendfsync always); with the
-// default appendfsync everysec a crash can lose the last second of keys, and
-// a key lost after its charge was sent is a charge the fleet can send again
-// under a new key. A server with persistence off (save "" and appendonly no,
-// as the Redis on the project's development and CI machines runs) keeps
-// nothing across a restart: use it for tests only. With replicas, a failover
-// to a replica that had not received a write loses it too: replication is
-// asynchronous, and this package does not wait for replicas (WAIT, or
-// WAITAOF from Redis 7.2 on) before Reserve returns.
+// settings. Every Reserve, and each Resolve with Resolution.Durable, must
+// survive a crash of the server. On Redis 7.2 and later, with the AOF on,
+// the Store sends WAITAOF 1 0 in the same round trip as the write and
+// returns only once the AOF holds it on disk (ErrNotDurable if it does not
+// within WithDurableWait). On older servers the write is on disk when it
+// returns only with appendonly yes and appendfsync always; with the default
+// appendfsync everysec a crash can lose the last second of keys, and a key
+// lost after its charge was sent is a charge the fleet can send again under
+// a new key. A server with persistence off (save "" and appendonly no, as
+// the Redis on the project's development and CI machines runs) keeps
+// nothing across a restart: use it for tests only.
+//
+// The Store reads the server's settings (COMMAND INFO WAITAOF, CONFIG GET
+// appendonly, appendfsync and maxmemory-policy) at its first write, logs
+// what falls short once (WithLogger), and reports it in Store.Durability.
+// WithRequireDurability makes writes fail with a *DurabilityError instead.
+//
+// Replication is asynchronous: a failover to a replica that had not
+// received a write loses it, and WAITAOF 1 0 waits for the master's disk
+// only.
 //
 // Run the server with maxmemory-policy noeviction. Under an allkeys-*
 // policy Redis may evict an open record, whose key may already have been
@@ -26,30 +34,43 @@
 // again. With noeviction a full server refuses writes instead, and Reserve
 // fails before anything is sent.
 //
+// # One clock
+//
+// Every instant of a record (CreatedAt, UpdatedAt, ClosedAt, LeaseUntil,
+// and Reservation.Now) is the server's clock, read with redis.call('TIME')
+// inside the script that writes it; Redis allows that before writes since
+// 5.0 with effects replication, the only mode from 7.0 on, so replicas and
+// the AOF get the instants, never a script to run again. Leases run out
+// and Expire's retention is judged on the same clock, whatever the clients'
+// clocks say. Instants are kept to the microsecond. In a Cluster each
+// namespace lives on one master and uses its clock.
+//
 // # Layout
 //
 // Every key starts with the prefix (WithPrefix, default "idempay:") followed
 // by a hash tag holding the namespace, so that all the keys of one namespace
-// live in one Cluster slot and each operation is a single atomic Lua script:
+// live in one Cluster slot and each operation is a single atomic Lua script
+// over keys it is given:
 //
 //	<prefix>{<len>:<namespace>}:r:<intent ID>   hash: one record
-//	<prefix>{<len>:<namespace>}:open            sorted set: open and pending intents by CreatedAt
-//	<prefix>{<len>:<namespace>}:closed          sorted set: succeeded and failed intents by CreatedAt
-//	<prefix>namespaces                          set: namespaces with records, for Expire
+//	<prefix>{<len>:<namespace>}:open            sorted set: open and pending intents, score CreatedAt (µs)
+//	<prefix>{<len>:<namespace>}:settled         sorted set: succeeded and failed intents, score ClosedAt (µs)
+//	<prefix>{<len>:<namespace>}:closed          the old layout's closed index, emptied by Expire
+//	<prefix>namespaces                          set: namespaces that may have settled records, for Expire
 //
 // The namespace's length in the tag keeps namespaces and intent IDs that
-// contain separators from ever producing the same key.
+// contain separators from ever producing the same key. A record's earlier,
+// failed attempts are fields of its hash (h1.k, h1.fp, ...), which keep a
+// result's bytes exactly. Records written before attempts existed read as
+// attempt 1, closed at their last update (see legacy.go).
 //
-// # Reserve
+// # Costs
 //
-// Reserve runs one script: if the record is absent it is written (the
-// equivalent of SET NX) together with its entry in the open index; if it
-// exists, the lease is claimed or the record read, in the same atomic step.
-// A plain SET NX followed by a separate index update would leave a window in
-// which a crash keeps the key but drops the intent from ListOpen, and an
-// unlisted open intent is money nobody will reconcile. The first Reserve of
-// a namespace by a Store also adds the namespace to the namespaces set,
-// before the record is written.
+// A charge on the happy path is two round trips: the Reserve script (with
+// WAITAOF when the server has it), and the closing Resolve script pipelined
+// with an SADD of its namespace, so that Expire finds the namespace even
+// after the namespaces set was lost. ListOpen is a page of the open index
+// and one pipeline of HGETALL; Expire two scripts per batch.
 //
 // # Retention
 //
@@ -57,20 +78,8 @@
 // open would silently forget a key that may have been sent, and the next
 // Reserve would charge again under a new key. A TTL (WithClosedTTL) is set
 // only by the Resolve that settles a record, so Redis itself removes settled
-// records that long after they were closed. Expire deletes settled records
-// created before its cutoff by walking the closed index in batches, which is
-// the retention mechanism when no TTL is set (the default). With a TTL the
-// closed index is trimmed as records age out (see WithClosedTTL), so Expire
-// only finds settled records whose index entry is still there; the others
-// are left to Redis's expiry.
-//
-// # Time
-//
-// Times are stored with nanosecond precision as fixed-width decimal Unix
-// nanoseconds, so the scripts can compare them exactly as strings; they are
-// returned in UTC. Times must lie between 1970 and 2262 (the zero time, "no
-// lease", is stored as empty). Lease expiry is judged on the UpdatedAt the
-// caller passes to Reserve, never on the server's clock. The sorted sets use
-// CreatedAt in microseconds as their score, so ListOpen orders records
-// created within the same microsecond by intent ID.
+// records that long after they were closed, and removed again when a new
+// attempt reopens one. Expire deletes the settled records closed more than
+// its retention ago by walking the settled index in batches, which is the
+// retention mechanism when no TTL is set (the default).
 package redis

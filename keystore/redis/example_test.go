@@ -7,6 +7,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/keystore/redis"
 )
 
@@ -24,13 +25,21 @@ func Example() {
 		panic(err)
 	}
 
-	// Reconciliation: intents whose outcome is still unknown.
-	open, err := store.ListOpen(context.Background(), "stripe:acct_123", 100)
-	if err != nil {
-		fmt.Println("list open:", err)
-		return
-	}
-	for _, r := range open {
-		fmt.Println(r.IntentID, r.State, r.Key)
+	// Reconciliation: every intent whose outcome is still unknown, a page
+	// at a time.
+	var after idempay.Cursor
+	for {
+		page, err := store.ListOpen(context.Background(), "stripe:acct_123", after, 100)
+		if err != nil {
+			fmt.Println("list open:", err)
+			return
+		}
+		for _, r := range page {
+			fmt.Println(r.IntentID, r.State, r.Key)
+		}
+		if len(page) < 100 {
+			return
+		}
+		after = idempay.CursorOf(page[len(page)-1])
 	}
 }

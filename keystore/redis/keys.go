@@ -2,10 +2,21 @@ package redis
 
 import "strconv"
 
-// keys are the Redis keys of one record and of its namespace's indexes.
+// keys are the Redis keys of one record and of its namespace's indexes, in
+// the order the scripts take them as KEYS.
 type keys struct {
-	record, open, closed string
+	record  string
+	open    string // open and pending intents, score CreatedAt (µs)
+	settled string // succeeded and failed intents, score ClosedAt (µs)
+	// legacy is the old layout's index of closed intents, scored by
+	// CreatedAt. Nothing adds to it any more; Expire moves its entries to
+	// settled (see legacy.go) and the scripts drop an intent from it when
+	// they touch the intent.
+	legacy string
 }
+
+// list returns the keys as a script's KEYS.
+func (k keys) list() []string { return []string{k.record, k.open, k.settled, k.legacy} }
 
 // nsTag is the Cluster hash tag of a namespace. The length prefix makes the
 // key layout decodable whatever the namespace contains: without it, the
@@ -20,12 +31,15 @@ func nsTag(namespace string) string {
 func (s *Store) keysOf(namespace, intentID string) keys {
 	base := s.cfg.prefix + nsTag(namespace)
 	return keys{
-		record: base + ":r:" + intentID,
-		open:   base + ":open",
-		closed: base + ":closed",
+		record:  base + ":r:" + intentID,
+		open:    base + ":open",
+		settled: base + ":settled",
+		legacy:  base + ":closed",
 	}
 }
 
-// namespacesKey is the set of namespaces that have had records, which
-// Expire walks because it is not given a namespace.
+// namespacesKey is the set of namespaces that may have settled records,
+// which Expire walks because it is not given a namespace. It lives in a
+// slot of its own, so no script may touch it: every closing Resolve adds
+// its namespace in the same round trip as its script instead.
 func (s *Store) namespacesKey() string { return s.cfg.prefix + "namespaces" }

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 )
@@ -10,6 +11,7 @@ import (
 const (
 	DefaultPrefix      = "idempay:"
 	DefaultExpireBatch = 1000
+	DefaultDurableWait = 2 * time.Second
 )
 
 // Option configures a Store. Options validate their input: New returns the
@@ -17,9 +19,13 @@ const (
 type Option func(*config) error
 
 type config struct {
-	prefix      string
-	closedTTL   time.Duration
-	expireBatch int
+	prefix         string
+	closedTTL      time.Duration
+	expireBatch    int
+	durableWait    time.Duration
+	durableWaitSet bool
+	requireDurable bool
+	logger         *slog.Logger
 }
 
 // WithPrefix sets the string every key starts with (default "idempay:"), so
@@ -37,16 +43,18 @@ func WithPrefix(p string) Option {
 }
 
 // WithClosedTTL makes Redis delete each settled record d after the Resolve
-// that settled it. Open and pending records never get a TTL. Choose d at
-// least as long as the providers' key retention (24 hours for Stripe and
-// Omise), so a retry within the window is answered from the store.
+// that settled it (by the server's clock, like ClosedAt). Open and pending
+// records never get a TTL, and a record whose failed attempt is followed by
+// a new one loses its TTL again. Choose d at least as long as the
+// providers' key retention (24 hours for Stripe and Omise), so a retry
+// within the window is answered from the store.
 //
-// With a TTL, each settling Resolve also drops from the namespace's closed
-// index the entries of records created more than d before it, which Redis
-// has either deleted already or will delete within d; this keeps the index
-// bounded when Expire is never called. Expire then deletes only the settled
-// records still in the index. d must be at least one millisecond; zero (the
-// default) means no TTL, and Expire is the only way records go.
+// With a TTL, each settling Resolve also drops from the namespace's index of
+// settled records the entries of records settled more than d before it,
+// which Redis has deleted by then; this keeps the index bounded when Expire
+// is never called. d must be at least one millisecond; zero (the default)
+// means no TTL, and Expire is the only way records go. Give every Store of
+// a fleet the same TTL.
 func WithClosedTTL(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 || (d > 0 && d < time.Millisecond) {
@@ -65,6 +73,47 @@ func WithExpireBatch(n int) Option {
 			return fmt.Errorf("redis: expire batch must be positive, got %d", n)
 		}
 		c.expireBatch = n
+		return nil
+	}
+}
+
+// WithDurableWait bounds how long a write that must be durable waits for
+// the server's AOF to reach the disk (WAITAOF, Redis 7.2 on) before it
+// fails with ErrNotDurable. The default is DefaultDurableWait, shortened to
+// two thirds of the client's ReadTimeout when that is shorter; an explicit
+// d must be shorter than the ReadTimeout, or go-redis would give up on the
+// reply and send the write again. d must be at least one millisecond.
+func WithDurableWait(d time.Duration) Option {
+	return func(c *config) error {
+		if d < time.Millisecond {
+			return fmt.Errorf("redis: durable wait %v: want at least 1ms", d)
+		}
+		c.durableWait, c.durableWaitSet = d, true
+		return nil
+	}
+}
+
+// WithRequireDurability makes every write fail with a *DurabilityError,
+// before anything is written, while the server's settings cannot make it
+// durable (see Store.Durability). Without it the Store writes anyway and
+// logs the problems once.
+func WithRequireDurability() Option {
+	return func(c *config) error {
+		c.requireDurable = true
+		return nil
+	}
+}
+
+// WithLogger sets where the Store logs, at warn level, what it cannot
+// report as an error: the server's durability problems, found at the first
+// write, and a closing Resolve whose namespace could not be registered for
+// Expire. The default is slog.Default(); nil discards.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		c.logger = l
 		return nil
 	}
 }

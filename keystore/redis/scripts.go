@@ -6,60 +6,130 @@ import goredis "github.com/redis/go-redis/v9"
 // touches only the keys it is given, all of one namespace and so of one
 // Cluster slot, and runs atomically: no other command sees a record
 // half-written or its indexes out of step with it.
+//
+// Every instant comes from the server's clock, redis.call('TIME'), read
+// inside the script. Redis allows a non-deterministic command before writes
+// since 5.0 with effects replication, the only mode from 7.0 on: replicas
+// and the AOF receive the writes with the instants already in them, never
+// the script to run again.
 
-// reserveScript inserts the record if absent, else claims or reads it.
-//
-// KEYS: record, open index, closed index.
-// ARGV: 1 intent ID, 2 namespace, 3 key, 4 fingerprint, 5 state,
-// 6 created, 7 updated, 8 lease owner, 9 lease until, 10 provider ref,
-// 11 "1" if a result is given, 12 result, 13 index score,
-// 14 TTL in ms for a record inserted already settled (0: none).
-//
-// Reply: {1} when inserted; {0, claimed, HGETALL} otherwise.
-var reserveScript = goredis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then
-	redis.call('HSET', KEYS[1], 'ns', ARGV[2], 'id', ARGV[1], 'k', ARGV[3],
-		'fp', ARGV[4], 'st', ARGV[5], 'ca', ARGV[6], 'ua', ARGV[7],
-		'lo', ARGV[8], 'lu', ARGV[9], 'pr', ARGV[10])
-	if ARGV[11] == '1' then
-		redis.call('HSET', KEYS[1], 'res', ARGV[12])
-	end
-	if ARGV[5] == 'open' or ARGV[5] == 'pending' then
-		redis.call('ZADD', KEYS[2], ARGV[13], ARGV[1])
-	else
-		redis.call('ZADD', KEYS[3], ARGV[13], ARGV[1])
-		if tonumber(ARGV[14]) > 0 then
-			redis.call('PEXPIRE', KEYS[1], ARGV[14])
-		end
-	end
-	return {1}
+// luaTime is the preamble of the scripts that read the clock. Instants are
+// handled in Unix microseconds, which a Lua number (a double) holds exactly
+// below 2^53 (the year 2255), and stored as 19-digit nanoseconds. A number
+// given to redis.call is formatted with 14 significant digits, so scores
+// are always passed as strings made by fmt.
+const luaTime = `
+-- now: the server's clock in µs, moved by offset µs (0 but in tests).
+local function now_us(offset)
+	local t = redis.call('TIME')
+	return tonumber(t[1]) * 1000000 + tonumber(t[2]) + tonumber(offset)
 end
-local cur = redis.call('HMGET', KEYS[1], 'st', 'lo', 'lu')
-local claimed = 0
--- Claimable: unsettled, and the lease free, ours, or over at the caller's
--- UpdatedAt (over at LeaseUntil itself). Times are fixed-width digit
--- strings, so string order is time order.
-if (cur[1] == 'open' or cur[1] == 'pending') and
-	(cur[2] == '' or cur[2] == ARGV[8] or cur[3] == '' or ARGV[7] >= cur[3]) then
-	redis.call('HSET', KEYS[1], 'lo', ARGV[8], 'lu', ARGV[9], 'ua', ARGV[7])
-	claimed = 1
+-- fmt: an integral number of µs as a decimal string, for a score.
+local function fmt(us)
+	return string.format('%.0f', us)
 end
-return {0, claimed, redis.call('HGETALL', KEYS[1])}
+-- stamp: µs as a stored instant, 19 digits of nanoseconds.
+local function stamp(us)
+	return string.format('%016.0f', us) .. '000'
+end
+-- us_up: a stored instant in µs, rounded up: an old-layout instant with
+-- nanoseconds counts as the next microsecond, so a lease is over only once
+-- it is wholly over.
+local function us_up(s)
+	local us = tonumber(string.sub(s, 1, -4))
+	if string.sub(s, -3) ~= '000' then
+		us = us + 1
+	end
+	return us
+end
+-- us_down: a stored instant in µs, rounded down.
+local function us_down(s)
+	return tonumber(string.sub(s, 1, -4))
+end
+`
+
+// reserveScript inserts, begins a new attempt of, claims or reads a record,
+// as KeyStore.Reserve says.
+//
+// KEYS: record, open index, settled index, legacy closed index.
+// ARGV: 1 intent ID, 2 namespace, 3 attempt, 4 key, 5 fingerprint,
+// 6 owner, 7 lease in µs, 8 clock offset in µs.
+//
+// Reply: {op, now, HGETALL} with op "insert", "begin", "claim" or "read",
+// and now the server's clock as a stored instant.
+var reserveScript = goredis.NewScript(luaTime + `
+local now = now_us(ARGV[8])
+local cur = redis.call('HMGET', KEYS[1], 'st', 'at', 'fp', 'lo', 'lu')
+
+-- archive copies the current attempt n, failed, to the fields h<n>.*.
+local function archive(n)
+	local f = redis.call('HMGET', KEYS[1], 'k', 'fp', 'ca', 'cl', 'ua', 'pr', 'res')
+	local closed = f[4]
+	if not closed or closed == '' then
+		closed = f[5] -- the old layout: closed by its last write
+	end
+	local p = 'h' .. n .. '.'
+	redis.call('HSET', KEYS[1], p .. 'k', f[1], p .. 'fp', f[2], p .. 'st', 'failed',
+		p .. 'ca', f[3], p .. 'cl', closed, p .. 'pr', f[6] or '')
+	if f[7] then
+		redis.call('HSET', KEYS[1], p .. 'res', f[7])
+	end
+end
+
+-- begin makes the request the current attempt: open, created now by the
+-- owner and leased to it, never expiring, in the open index only.
+local function begin()
+	redis.call('HDEL', KEYS[1], 'res')
+	redis.call('HSET', KEYS[1], 'ns', ARGV[2], 'id', ARGV[1], 'at', ARGV[3],
+		'k', ARGV[4], 'fp', ARGV[5], 'st', 'open', 'ca', stamp(now), 'ua', stamp(now),
+		'cl', '', 'cr', ARGV[6], 'lo', ARGV[6], 'lu', stamp(now + tonumber(ARGV[7])), 'pr', '')
+	redis.call('PERSIST', KEYS[1])
+	redis.call('ZREM', KEYS[3], ARGV[1])
+	redis.call('ZREM', KEYS[4], ARGV[1])
+	redis.call('ZADD', KEYS[2], fmt(now), ARGV[1])
+end
+
+-- claimable: unsettled, the request's fingerprint, and the lease free,
+-- the owner's, or over (free from LeaseUntil on).
+local function claimable()
+	if cur[1] ~= 'open' and cur[1] ~= 'pending' then
+		return false
+	end
+	if cur[3] ~= ARGV[5] then
+		return false
+	end
+	local lo, lu = cur[4], cur[5]
+	return not lo or lo == '' or lo == ARGV[6] or not lu or lu == '' or now >= us_up(lu)
+end
+
+local op = 'read'
+if not cur[1] then
+	begin()
+	op = 'insert'
+elseif cur[1] == 'failed' and tonumber(cur[2] or '1') == tonumber(ARGV[3]) - 1 then
+	archive(cur[2] or '1')
+	begin()
+	op = 'begin'
+elseif claimable() then
+	redis.call('HSET', KEYS[1], 'lo', ARGV[6], 'lu', stamp(now + tonumber(ARGV[7])), 'ua', stamp(now))
+	op = 'claim'
+end
+return {op, stamp(now), redis.call('HGETALL', KEYS[1])}
 `)
 
-// resolveScript compares the key (and the lease owner, if one is given)
-// and completes the record.
+// resolveScript checks the key, the state and (if one is given) the lease
+// owner, then records the outcome and releases the lease, as
+// KeyStore.Resolve says.
 //
-// KEYS: record, open index, closed index.
+// KEYS: record, open index, settled index, legacy closed index.
 // ARGV: 1 intent ID, 2 key, 3 state, 4 provider ref (kept if empty),
-// 5 "1" if a result is given, 6 result, 7 at, 8 TTL in ms for a settled
-// record (0: none), 9 closed-index score below which entries are trimmed
-// when a TTL is set, 10 lease owner that must hold the lease (empty: no
-// check).
+// 5 "1" if a result is given, 6 result, 7 TTL in ms for a settled record
+// (0: none), 8 lease owner that must hold the lease (empty: no check),
+// 9 clock offset in µs.
 //
 // Reply: "ok", "notfound", "mismatch", "resolved" or "leaselost".
-var resolveScript = goredis.NewScript(`
-local cur = redis.call('HMGET', KEYS[1], 'k', 'st', 'ca', 'lo')
+var resolveScript = goredis.NewScript(luaTime + `
+local cur = redis.call('HMGET', KEYS[1], 'k', 'st', 'lo')
 if not cur[1] then
 	return 'notfound'
 end
@@ -69,14 +139,15 @@ end
 if cur[2] == 'succeeded' or cur[2] == 'failed' then
 	return 'resolved'
 end
-if ARGV[10] ~= '' and cur[4] ~= ARGV[10] then
+if ARGV[8] ~= '' and cur[3] ~= ARGV[8] then
 	return 'leaselost'
 end
+local now = now_us(ARGV[9])
 -- State open only releases the lease: a pending record stays pending.
 if ARGV[3] ~= 'open' then
 	redis.call('HSET', KEYS[1], 'st', ARGV[3])
 end
-redis.call('HSET', KEYS[1], 'ua', ARGV[7], 'lo', '', 'lu', '')
+redis.call('HSET', KEYS[1], 'ua', stamp(now), 'lo', '', 'lu', '')
 if ARGV[4] ~= '' then
 	redis.call('HSET', KEYS[1], 'pr', ARGV[4])
 end
@@ -84,48 +155,17 @@ if ARGV[5] == '1' then
 	redis.call('HSET', KEYS[1], 'res', ARGV[6])
 end
 if ARGV[3] == 'succeeded' or ARGV[3] == 'failed' then
+	redis.call('HSET', KEYS[1], 'cl', stamp(now))
 	redis.call('ZREM', KEYS[2], ARGV[1])
-	-- Score: CreatedAt in microseconds (drop the last three digits of the
-	-- nanoseconds), exact in a double.
-	local score = tonumber(string.sub(cur[3], 1, -4)) or 0
-	redis.call('ZADD', KEYS[3], score, ARGV[1])
-	if tonumber(ARGV[8]) > 0 then
-		-- Only now, settled, may the record expire.
-		redis.call('PEXPIRE', KEYS[1], ARGV[8])
-		redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[9])
+	redis.call('ZREM', KEYS[4], ARGV[1])
+	redis.call('ZADD', KEYS[3], fmt(now), ARGV[1])
+	local ttl = tonumber(ARGV[7])
+	if ttl > 0 then
+		-- Only now, settled, may the record expire; the entries of records
+		-- settled more than the TTL ago name records Redis has deleted.
+		redis.call('PEXPIRE', KEYS[1], ARGV[7])
+		redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. fmt(now - ttl * 1000))
 	end
 end
 return 'ok'
-`)
-
-// expireScript deletes the settled records among a batch of closed-index
-// entries.
-//
-// KEYS: closed index, then the record of each entry.
-// ARGV: 1 cutoff (fixed-width nanoseconds), then the intent ID of each
-// entry, in the order of KEYS[2:].
-//
-// Reply: {deleted, kept}. kept counts entries left in the index because the
-// record was created at or after the cutoff (they share the cutoff's
-// microsecond). Entries whose record is gone (expired by TTL) or is no
-// longer settled (its intent started afresh after a TTL expiry) are dropped
-// from the index without deleting anything.
-var expireScript = goredis.NewScript(`
-local deleted, kept = 0, 0
-for i = 2, #KEYS do
-	local id = ARGV[i]
-	local cur = redis.call('HMGET', KEYS[i], 'st', 'ca')
-	if cur[1] == 'succeeded' or cur[1] == 'failed' then
-		if cur[2] < ARGV[1] then
-			redis.call('DEL', KEYS[i])
-			redis.call('ZREM', KEYS[1], id)
-			deleted = deleted + 1
-		else
-			kept = kept + 1
-		end
-	else
-		redis.call('ZREM', KEYS[1], id)
-	end
-end
-return {deleted, kept}
 `)

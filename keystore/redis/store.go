@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"sync"
+	"log/slog"
+	"strconv"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -14,127 +15,186 @@ import (
 
 var _ idempay.KeyStore = (*Store)(nil)
 
+// maxLease bounds ReserveRequest.Lease, so that LeaseUntil stays within
+// the instants the store can hold (until 2255).
+const maxLease = 100 * 365 * 24 * time.Hour
+
 // Store is an idempay.KeyStore in Redis. It is safe for concurrent use by
 // many goroutines and many processes sharing the server. Build one with New;
 // the zero Store is not usable.
 type Store struct {
 	client goredis.UniversalClient
 	cfg    config
+	wait   time.Duration // WAITAOF's timeout
+	dur    durabilityCache
 
-	// namespaces this Store has added to the namespaces set. The set only
-	// grows, so once added a namespace need not be sent again; the cache
-	// saves that round trip on every Reserve but the first.
-	registered sync.Map
+	// offset moves the server's clock as the scripts read it. Only tests
+	// in this package set it, to let time pass without sleeping.
+	offset time.Duration
 }
 
 // New returns a Store on client. The client stays the caller's: the Store
-// never closes it.
+// never closes it. New sends nothing; the server's durability settings are
+// read at the first write (see Store.Durability).
 func New(client goredis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, errors.New("redis: nil client")
 	}
-	cfg := config{prefix: DefaultPrefix, expireBatch: DefaultExpireBatch}
+	cfg := config{prefix: DefaultPrefix, expireBatch: DefaultExpireBatch,
+		durableWait: DefaultDurableWait, logger: slog.Default()}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
 	}
-	return &Store{client: client, cfg: cfg}, nil
+	s := &Store{client: client, cfg: cfg, wait: cfg.durableWait}
+	if rt := readTimeout(client); rt > 0 && s.wait >= rt {
+		if cfg.durableWaitSet {
+			return nil, fmt.Errorf("redis: durable wait %v is not shorter than the client's ReadTimeout %v", s.wait, rt)
+		}
+		s.wait = max(rt*2/3, time.Millisecond)
+	}
+	return s, nil
 }
 
-// register adds namespace to the namespaces set before its first record is
-// written, so that Expire can never miss a namespace that has records.
-func (s *Store) register(ctx context.Context, namespace string) error {
-	if _, ok := s.registered.Load(namespace); ok {
-		return nil
+// readTimeout is the client's ReadTimeout, or 0 when it has none or it is
+// not known.
+func readTimeout(c goredis.UniversalClient) time.Duration {
+	switch c := c.(type) {
+	case *goredis.Client:
+		return c.Options().ReadTimeout
+	case *goredis.ClusterClient:
+		return c.Options().ReadTimeout
 	}
-	if err := s.client.SAdd(ctx, s.namespacesKey(), namespace).Err(); err != nil {
-		return err
-	}
-	s.registered.Store(namespace, struct{}{})
-	return nil
+	return 0
 }
 
-func boolArg(b bool) string {
-	if b {
-		return "1"
-	}
-	return "0"
+// micro is d in whole microseconds, rounded up, as a script argument.
+func micro(d time.Duration) string {
+	return strconv.FormatInt(int64((d+time.Microsecond-1)/time.Microsecond), 10)
 }
 
-// Reserve implements idempay.KeyStore in one script call: the insert, or
-// the claim or read of the existing record.
-func (s *Store) Reserve(ctx context.Context, r idempay.Record) (idempay.Reservation, error) {
+// Reserve implements idempay.KeyStore in one script call (pipelined with
+// WAITAOF when the server has it): the insert, the new attempt, the claim
+// or the read, stamped with the server's clock.
+func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	// go-redis may serve a cancelled context from a pooled connection;
 	// a caller that has given up must not be told a key is reserved.
 	if err := ctx.Err(); err != nil {
 		return idempay.Reservation{}, err
 	}
-	if !r.State.Valid() {
-		return idempay.Reservation{}, fmt.Errorf("redis: reserve: invalid state %q", r.State)
+	if err := idempay.CheckReserveRequest(r); err != nil {
+		return idempay.Reservation{}, fmt.Errorf("redis: %w", err)
 	}
-	e, err := encodeRecord(r)
+	if r.Lease > maxLease {
+		return idempay.Reservation{}, fmt.Errorf("redis: reserve: lease %v longer than %v", r.Lease, maxLease)
+	}
+	wait, err := s.durableWait(ctx)
 	if err != nil {
 		return idempay.Reservation{}, fmt.Errorf("redis: reserve: %w", err)
 	}
-	if err := s.register(ctx, r.Namespace); err != nil {
-		return idempay.Reservation{}, fmt.Errorf("redis: reserve: register namespace: %w", err)
-	}
-	k := s.keysOf(r.Namespace, r.IntentID)
-	reply, err := reserveScript.Run(ctx, s.client, []string{k.record, k.open, k.closed},
-		r.IntentID, r.Namespace, r.Key, r.Fingerprint, string(r.State),
-		e.createdAt, e.updatedAt, r.LeaseOwner, e.leaseUntil, r.ProviderRef,
-		boolArg(r.Result != nil), r.Result, score(r.CreatedAt), s.cfg.closedTTL.Milliseconds(),
-	).Slice()
+	a, err := s.run(ctx, call{
+		script: reserveScript, keys: s.keysOf(r.Namespace, r.IntentID).list(),
+		args: []any{r.IntentID, r.Namespace, strconv.Itoa(r.Attempt), r.Key, r.Fingerprint,
+			r.Owner, micro(r.Lease), micro(s.offset)},
+		waitAOF: wait,
+	})
 	if err != nil {
 		return idempay.Reservation{}, fmt.Errorf("redis: reserve: %w", err)
 	}
-	if created, _ := reply[0].(int64); created == 1 {
-		r.Result = slices.Clone(r.Result) // the caller's slice stays the caller's
-		return idempay.Reservation{Record: r, Created: true, Claimed: true}, nil
-	}
-	if len(reply) != 3 {
-		return idempay.Reservation{}, fmt.Errorf("redis: reserve: unexpected script reply %v", reply)
-	}
-	claimed, _ := reply[1].(int64)
-	h, err := pairsToMap(reply[2])
+	res, err := reservation(a.reply, r)
 	if err != nil {
 		return idempay.Reservation{}, fmt.Errorf("redis: reserve: %w", err)
+	}
+	if err := s.checkAOF(ctx, wait, a); err != nil {
+		return idempay.Reservation{}, fmt.Errorf("redis: reserve %q/%q: %w", r.Namespace, r.IntentID, err)
+	}
+	return res, nil
+}
+
+// reservation reads the reply of reserveScript. The request made the
+// current attempt when the script inserted or began it, or, for a claim,
+// when the record says so (Record.CreatedFor): a Reserve go-redis sends
+// again after losing the reply to the first finds the record the first
+// made, under its own lease, and still reports the key new.
+func reservation(reply any, r idempay.ReserveRequest) (idempay.Reservation, error) {
+	list, ok := reply.([]any)
+	if !ok || len(list) != 3 {
+		return idempay.Reservation{}, fmt.Errorf("unexpected script reply %v", reply)
+	}
+	op, _ := list[0].(string)
+	nowField, _ := list[1].(string)
+	now, err := decodeTime(nowField)
+	if err != nil {
+		return idempay.Reservation{}, err
+	}
+	h, err := pairsToMap(list[2])
+	if err != nil {
+		return idempay.Reservation{}, err
 	}
 	rec, err := decodeRecord(h)
 	if err != nil {
-		return idempay.Reservation{}, fmt.Errorf("redis: reserve: %w", err)
+		return idempay.Reservation{}, err
 	}
-	return idempay.Reservation{Record: rec, Claimed: claimed == 1}, nil
+	res := idempay.Reservation{Record: rec, Now: now}
+	switch op {
+	case "insert", "begin":
+		res.Created, res.Claimed = true, true
+	case "claim":
+		res.Created, res.Claimed = rec.CreatedFor(r), true
+	case "read":
+	default:
+		return idempay.Reservation{}, fmt.Errorf("unexpected script reply %q", op)
+	}
+	return res, nil
 }
 
 // Resolve implements idempay.KeyStore with one compare-and-complete script,
-// which also checks res.LeaseOwner when it is set.
+// which also checks res.LeaseOwner when it is set. A closing Resolve adds
+// its namespace to the namespaces set in the same round trip, so Expire
+// visits it even if the set was lost; a durable one is followed by WAITAOF
+// when the server has it.
 func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if !res.State.Valid() {
-		return fmt.Errorf("redis: resolve: invalid state %q", res.State)
+		return fmt.Errorf("redis: resolve %q/%q: invalid state %q", res.Namespace, res.IntentID, res.State)
 	}
-	at, err := encodeTime(res.At)
+	var wait time.Duration
+	if res.Durable {
+		var err error
+		if wait, err = s.durableWait(ctx); err != nil {
+			return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.IntentID, err)
+		}
+	}
+	c := call{script: resolveScript, keys: s.keysOf(res.Namespace, res.IntentID).list(),
+		args: []any{res.IntentID, res.Key, string(res.State), res.ProviderRef,
+			boolArg(res.Result != nil), res.Result, s.cfg.closedTTL.Milliseconds(), res.LeaseOwner, micro(s.offset)},
+		waitAOF: wait}
+	if res.State.Closed() {
+		c.register = res.Namespace
+	}
+	a, err := s.run(ctx, c)
 	if err != nil {
-		return fmt.Errorf("redis: resolve: %w", err)
+		return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.IntentID, err)
 	}
-	ttl := s.cfg.closedTTL
-	trimBelow := float64(0)
-	if ttl > 0 {
-		trimBelow = score(res.At) - float64(ttl.Microseconds())
+	if err := resolveAnswer(a.reply); err != nil {
+		return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.IntentID, err)
 	}
-	k := s.keysOf(res.Namespace, res.IntentID)
-	answer, err := resolveScript.Run(ctx, s.client, []string{k.record, k.open, k.closed},
-		res.IntentID, res.Key, string(res.State), res.ProviderRef,
-		boolArg(res.Result != nil), res.Result, at, ttl.Milliseconds(), trimBelow, res.LeaseOwner,
-	).Text()
-	if err != nil {
-		return fmt.Errorf("redis: resolve: %w", err)
+	if a.register != nil {
+		s.cfg.logger.LogAttrs(ctx, slog.LevelWarn, "idempay redis store: settled record not registered for Expire; the namespace's next settling Resolve registers it",
+			slog.String("namespace", res.Namespace), slog.String("error", a.register.Error()))
 	}
-	switch answer {
+	if err := s.checkAOF(ctx, wait, a); err != nil {
+		return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.IntentID, err)
+	}
+	return nil
+}
+
+// resolveAnswer maps resolveScript's reply to the contract's errors.
+func resolveAnswer(reply any) error {
+	switch reply {
 	case "ok":
 		return nil
 	case "notfound":
@@ -146,7 +206,14 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	case "leaselost":
 		return idempay.ErrLeaseLost
 	}
-	return fmt.Errorf("redis: resolve: unexpected script reply %q", answer)
+	return fmt.Errorf("unexpected script reply %v", reply)
+}
+
+func boolArg(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 // Load implements idempay.KeyStore.
@@ -156,61 +223,14 @@ func (s *Store) Load(ctx context.Context, namespace, intentID string) (idempay.R
 	}
 	h, err := s.client.HGetAll(ctx, s.keysOf(namespace, intentID).record).Result()
 	if err != nil {
-		return idempay.Record{}, fmt.Errorf("redis: load: %w", err)
+		return idempay.Record{}, fmt.Errorf("redis: load %q/%q: %w", namespace, intentID, err)
 	}
 	if len(h) == 0 {
-		return idempay.Record{}, idempay.ErrNotFound
+		return idempay.Record{}, fmt.Errorf("redis: load %q/%q: %w", namespace, intentID, idempay.ErrNotFound)
 	}
 	r, err := decodeRecord(h)
 	if err != nil {
-		return idempay.Record{}, fmt.Errorf("redis: load: %w", err)
+		return idempay.Record{}, fmt.Errorf("redis: load %q/%q: %w", namespace, intentID, err)
 	}
 	return r, nil
-}
-
-// ListOpen implements idempay.KeyStore: it reads the namespace's open index
-// (oldest first) and then the records, in two round trips. A record settled
-// between the two is left out, so fewer than limit records may come back
-// while more are open; the listing is a snapshot either way.
-func (s *Store) ListOpen(ctx context.Context, namespace string, limit int) ([]idempay.Record, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	stop := int64(-1)
-	if limit > 0 {
-		stop = int64(limit) - 1
-	}
-	ids, err := s.client.ZRange(ctx, s.keysOf(namespace, "").open, 0, stop).Result()
-	if err != nil {
-		return nil, fmt.Errorf("redis: list open: %w", err)
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	cmds := make([]*goredis.MapStringStringCmd, len(ids))
-	_, err = s.client.Pipelined(ctx, func(p goredis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.HGetAll(ctx, s.keysOf(namespace, id).record)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("redis: list open: %w", err)
-	}
-	out := make([]idempay.Record, 0, len(ids))
-	for _, c := range cmds {
-		h := c.Val()
-		if len(h) == 0 {
-			continue
-		}
-		r, err := decodeRecord(h)
-		if err != nil {
-			return nil, fmt.Errorf("redis: list open: %w", err)
-		}
-		if r.State.Closed() {
-			continue
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }

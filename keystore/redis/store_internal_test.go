@@ -1,14 +1,11 @@
 package redis
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-
-	"github.com/idempay/idempay"
 )
 
 // hashTag returns the part of key Redis Cluster hashes: between the first
@@ -36,8 +33,10 @@ func TestKeysOfOneNamespaceShareASlot(t *testing.T) {
 	for _, ns := range []string{"stripe:acct_1", "", "a}b", "{x}", "omise/acct|2"} {
 		k := s.keysOf(ns, "order-1")
 		tag := hashTag(k.record)
-		if hashTag(k.open) != tag || hashTag(k.closed) != tag {
-			t.Errorf("namespace %q: hash tags %q %q %q; want one", ns, tag, hashTag(k.open), hashTag(k.closed))
+		for _, other := range k.list() {
+			if hashTag(other) != tag {
+				t.Errorf("namespace %q: keys %v do not share one hash tag", ns, k.list())
+			}
 		}
 		if other := s.keysOf(ns+"x", "order-1"); hashTag(other.record) == tag && !strings.Contains(ns, "}") {
 			t.Errorf("namespaces %q and %q share the hash tag %q", ns, ns+"x", tag)
@@ -52,6 +51,7 @@ func TestOptionsValidate(t *testing.T) {
 		"negative TTL":        WithClosedTTL(-time.Second),
 		"sub-millisecond TTL": WithClosedTTL(time.Microsecond),
 		"zero batch":          WithExpireBatch(0),
+		"sub-ms durable wait": WithDurableWait(time.Microsecond),
 	}
 	for name, opt := range bad {
 		if _, err := New(fakeClient(), opt); err == nil {
@@ -61,20 +61,14 @@ func TestOptionsValidate(t *testing.T) {
 	if _, err := New(nil); err == nil {
 		t.Error("New(nil) = nil error; want an error")
 	}
-}
-
-// TestTimesOutsideRangeAreRefused checks that Reserve refuses a time it
-// cannot store exactly instead of writing a wrong one.
-func TestTimesOutsideRangeAreRefused(t *testing.T) {
-	c := newClient(t, 0)
-	s := openStoreOn(t, c)
-	r := record("ns", "old")
-	r.CreatedAt = time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)
-	if _, err := s.Reserve(t.Context(), r); err == nil {
-		t.Error("Reserve with CreatedAt in 1969 = nil error; want the time refused")
+	// go-redis gives up on a pipeline's reply after ReadTimeout (5s by
+	// default) and sends it again: a wait as long would repeat the write.
+	if _, err := New(fakeClient(), WithDurableWait(5*time.Second)); err == nil {
+		t.Error("New with a durable wait as long as ReadTimeout = nil error; want it refused")
 	}
-	if _, err := s.Load(t.Context(), "ns", "old"); !errors.Is(err, idempay.ErrNotFound) {
-		t.Errorf("Load after a refused Reserve = %v; want ErrNotFound", err)
+	s, err := New(goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1", ReadTimeout: 600 * time.Millisecond}))
+	if err != nil || s.wait != 400*time.Millisecond {
+		t.Errorf("default durable wait under a 600ms ReadTimeout = %v, %v; want 400ms", s.wait, err)
 	}
 }
 
@@ -91,12 +85,13 @@ func TestTimeEncodingOrders(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(s) != timeWidth || s <= prev {
-			t.Errorf("encodeTime(%v) = %q; want %d digits, after %q", tm, s, timeWidth, prev)
+		if len(s) != 19 || s <= prev {
+			t.Errorf("encodeTime(%v) = %q; want 19 digits, after %q", tm, s, prev)
 		}
+		// Read back at the microsecond, the indexes' precision.
 		back, err := decodeTime(s)
-		if err != nil || !back.Equal(tm) {
-			t.Errorf("decodeTime(%q) = %v, %v; want %v", s, back, err, tm)
+		if want := tm.Truncate(time.Microsecond); err != nil || !back.Equal(want) {
+			t.Errorf("decodeTime(%q) = %v, %v; want %v", s, back, err, want)
 		}
 		prev = s
 	}

@@ -206,7 +206,7 @@ func leaseCases() []testCase {
 				res.ProviderRef, res.Result = "ch_1", []byte("outcome")
 				closed = append(closed, apply(t, s, "Resolve to "+string(state), r, res))
 			}
-			sleepPast(closed[0].CreatedAt.Add(shortLease))
+			sleepPast(closed[len(closed)-1].CreatedAt.Add(shortLease))
 			for _, rec := range closed {
 				for _, r := range []idempay.ReserveRequest{request(rec.IntentID, "owner-a"), request(rec.IntentID, "owner-b")} {
 					got := reserve(t, s, r)

@@ -5,21 +5,48 @@ import (
 	"strings"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 // charge is the part of Omise's charge object the adapter reads.
 type charge struct {
-	Object         string            `json:"object"`
-	ID             string            `json:"id"`
-	Status         string            `json:"status"`
-	Amount         int64             `json:"amount"`
-	Currency       string            `json:"currency"`
-	Authorized     bool              `json:"authorized"`
-	Capture        *bool             `json:"capture"`
-	AuthorizeURI   string            `json:"authorize_uri"`
-	FailureCode    string            `json:"failure_code"`
-	FailureMessage string            `json:"failure_message"`
-	Metadata       map[string]string `json:"metadata"`
+	Object         string `json:"object"`
+	ID             string `json:"id"`
+	Status         string `json:"status"`
+	Amount         int64  `json:"amount"`
+	Currency       string `json:"currency"`
+	Authorized     bool   `json:"authorized"`
+	Capture        *bool  `json:"capture"`
+	AuthorizeURI   string `json:"authorize_uri"`
+	FailureCode    string `json:"failure_code"`
+	FailureMessage string `json:"failure_message"`
+	Paid           bool   `json:"paid"`
+	Captured       bool   `json:"captured"` // the paid of older API versions
+	// Metadata is any JSON: other integrations on the same account write
+	// numbers and booleans ("payment_attempt_id": 18). Only string values
+	// can be idempay's tags.
+	Metadata map[string]json.RawMessage `json:"metadata"`
+}
+
+// meta returns the metadata value of key if it is a JSON string.
+func (c charge) meta(key string) (string, bool) {
+	raw, ok := c.Metadata[key]
+	if !ok {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// tags returns the charge's idempay tags.
+func (c charge) tags() wire.Tags {
+	intent, _ := c.meta(IntentMetadataKey)
+	ns, hasNS := c.meta(NamespaceMetadataKey)
+	key, hasKey := c.meta(KeyMetadataKey)
+	return wire.Tags{Intent: intent, Namespace: ns, HasNamespace: hasNS, Key: key, HasKey: hasKey}
 }
 
 // parseCharge reads a charge body; ok is false when the body is not one.
@@ -41,6 +68,15 @@ func (c charge) verdict(v idempay.Verdict) idempay.Verdict {
 	ch := &idempay.Charge{ID: c.ID, Status: c.Status, Amount: c.Amount, Currency: strings.ToUpper(c.Currency)}
 	switch c.Status {
 	case "successful":
+		v.Kind, ch.State = idempay.KindSucceeded, idempay.StateSucceeded
+	case "":
+		// Omise's charges before the status field (API versions older than
+		// the one the adapter asks for) said paid, or captured, only: that
+		// is a success, anything else unknown.
+		if !c.Paid && !c.Captured {
+			v.Kind = idempay.KindUnknown
+			return v
+		}
 		v.Kind, ch.State = idempay.KindSucceeded, idempay.StateSucceeded
 	case "pending":
 		if c.Authorized && c.Capture != nil && !*c.Capture {

@@ -29,7 +29,7 @@ func TestChargeSucceeds(t *testing.T) {
 
 	c, ok := f.srv.Charge(ch.ID)
 	require.True(t, ok)
-	assert.Equal(t, map[string]string{"idempay_intent": "order-1", "shop": "bangkok"}, c.Metadata)
+	assert.Equal(t, map[string]any{"idempay_intent": "order-1", "idempay_namespace": ns, "idempay_key": ch.Key, "shop": "bangkok"}, c.Metadata)
 	assert.Equal(t, "Order 1", *c.Description)
 	rec, _ := f.store.Load(context.Background(), f.client.Namespace(), "order-1")
 	assert.Equal(t, ch.ID, rec.ProviderRef)
@@ -90,7 +90,7 @@ func TestLostRequestIsResentAfterProof(t *testing.T) {
 // by resending.
 func TestUsedTokenAfterLostAnswerIsSettledByLookup(t *testing.T) {
 	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setup(t, fakeomise.Config{Now: clock.Now, ListDelay: time.Minute}, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	f := setupOnClock(t, fakeomise.Config{ListDelay: time.Minute}, clock.Now)
 	f.srv.InjectIntent("o", faults.Post)
 	_, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown, "used_token is not proof of failure")
@@ -129,8 +129,7 @@ func TestThreeDSecureThenSettle(t *testing.T) {
 	req := thb("3ds", "tokn_test_3ds")
 	req.ReturnURL = "https://shop.example/orders/3ds/complete"
 	ch, err := f.client.Charge(context.Background(), req)
-	require.NoError(t, err)
-	assert.Equal(t, idempay.StatePending, ch.State)
+	requirePending(t, ch, err)
 	assert.Equal(t, "pending", ch.Status)
 	assert.NotEmpty(t, ch.AuthorizeURL)
 	rec, _ := f.store.Load(context.Background(), f.client.Namespace(), "3ds")
@@ -155,7 +154,7 @@ func TestThreeDSecureRejected(t *testing.T) {
 	req := thb("3ds", "tokn_test_3ds")
 	req.ReturnURL = "https://shop.example/back"
 	ch, err := f.client.Charge(context.Background(), req)
-	require.NoError(t, err)
+	requirePending(t, ch, err)
 	require.True(t, f.srv.Complete(ch.ID, false))
 	_, err = f.client.Settle(context.Background(), "3ds")
 	require.ErrorIs(t, err, idempay.ErrDeclined)
@@ -177,8 +176,8 @@ func TestSourceIsPendingOffsite(t *testing.T) {
 	f := setup(t, fakeomise.Config{})
 	req := thb("qr", "src_test_promptpay")
 	ch, err := f.client.Charge(context.Background(), req)
-	require.NoError(t, err)
-	assert.Equal(t, idempay.StatePending, ch.State)
+	requirePending(t, ch, err)
+	assert.NotEmpty(t, ch.AuthorizeURL, "the offsite page the customer pays on")
 	c, _ := f.srv.Charge(ch.ID)
 	assert.Nil(t, c.Customer)
 }
@@ -187,14 +186,14 @@ func TestSourceIsPendingOffsite(t *testing.T) {
 // listing, and its key is never sent again.
 func TestExpiredIntentIsSettledByListNeverResent(t *testing.T) {
 	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setup(t, fakeomise.Config{Now: clock.Now, ListDelay: time.Hour}, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	f := setupOnClock(t, fakeomise.Config{ListDelay: time.Hour}, clock.Now)
 	f.srv.InjectIntent("late", faults.Post) // charged, answer lost, and not listed for an hour
 	ctx := context.Background()
 	_, err := f.client.Charge(ctx, thb("late", "tokn_test_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	posts := f.srv.Stats().Requests
 
-	clock.Advance(23*time.Hour + time.Second) // past Config.KeyRetention's default
+	clock.Advance(23*time.Hour + time.Second) // past Config.KeyRetention's default, on the store's clock
 	ch, err := f.client.Charge(ctx, thb("late", "tokn_test_visa"))
 	require.NoError(t, err)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)

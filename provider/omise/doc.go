@@ -2,7 +2,10 @@
 //
 // A charge is one POST /charges, form-encoded, authenticated with HTTP
 // Basic (the secret key as user, an empty password) under Omise-Version
-// 2019-05-29, carrying the intent ID in metadata[idempay_intent]. The
+// 2019-05-29, tagged with the intent ID, the Client's namespace and the
+// attempt's key in metadata[idempay_intent], metadata[idempay_namespace]
+// and metadata[idempay_key]; a lookup settles the current attempt only
+// with a charge under its key. The
 // intent's key is sent as Idempotency-Key too, but Omise documents neither
 // de-duplication by key nor a replay header, so nothing relies on it:
 // Provider implements idempay.LookupGuard, and the Client asks FindCharge
@@ -37,7 +40,9 @@
 // the charge ID, and otherwise lists the charges created since the
 // intent's key was reserved (GET /charges?from=..., 100 a page: the newest
 // page first, where a charge whose answer was just lost is, then the whole
-// window oldest first) and matches metadata[idempay_intent]. The list
+// window oldest first) and matches both tags (metadata is any JSON: only
+// string values are tags; see Provider.LegacyNamespace for charges tagged
+// before namespaces). The list
 // reads charges, not a search index, and a pass to the end that finds
 // none is taken as proof that no charge exists (KindNotFound) only because every
 // charge the Provider allows by default is made with a single-use card

@@ -32,7 +32,8 @@ func newExampleClient(url string) *idempay.Client {
 
 // The answer of a charge is lost. Omise documents no de-duplication by
 // key, so the client looks the charge up before resending, finds it, and
-// sends nothing more: one charge.
+// sends nothing more: one charge. The caller switches on the four
+// outcomes alone.
 func Example() {
 	srv, url, stop := fakeomise.Start(fakeomise.Config{})
 	defer stop()
@@ -42,13 +43,18 @@ func Example() {
 	ch, err := client.Charge(context.Background(), idempay.ChargeRequest{
 		IntentID: "order-2001", Amount: 150000, Currency: "THB", Source: "tokn_test_5086xl7ddjbases4sq3i",
 	})
-	if err != nil {
-		fmt.Println("outcome:", idempay.OutcomeOf(err), err)
-		return
+	switch idempay.OutcomeOf(err) {
+	case idempay.OutcomeSucceeded: // paid: ship the order
+		fmt.Println(ch.State, ch.Status, ch.Amount, ch.Currency)
+		fmt.Println("attempts:", ch.Attempts, "settled by:", ch.ReplayedFrom)
+		fmt.Println("charges at Omise:", srv.Ledger().Count("order-2001"))
+	case idempay.OutcomePending: // not paid yet: send the customer to ch.AuthorizeURL
+		fmt.Println("pending:", ch.AuthorizeURL)
+	case idempay.OutcomeFailed: // no money moved: ask for another card
+		fmt.Println("failed:", err)
+	case idempay.OutcomeUnknown: // money may have moved: charge the intent again later
+		fmt.Println("unknown:", err)
 	}
-	fmt.Println(ch.State, ch.Status, ch.Amount, ch.Currency)
-	fmt.Println("attempts:", ch.Attempts, "settled by:", ch.ReplayedFrom)
-	fmt.Println("charges at Omise:", srv.Ledger().Count("order-2001"))
 	// Output:
 	// succeeded successful 150000 THB
 	// attempts: 1 settled by: lookup
@@ -65,19 +71,28 @@ func Example_decline() {
 	_, err := client.Charge(context.Background(), idempay.ChargeRequest{
 		IntentID: "order-2002", Amount: 1500, Currency: "JPY", Source: "tokn_test_decline",
 	})
-	var apiErr *idempay.APIError
-	if errors.Is(err, idempay.ErrDeclined) && errors.As(err, &apiErr) {
-		fmt.Println("outcome:", idempay.OutcomeOf(err))
-		fmt.Println(apiErr.Status, apiErr.Code)
+	switch idempay.OutcomeOf(err) {
+	case idempay.OutcomeSucceeded:
+		fmt.Println("paid")
+	case idempay.OutcomePending:
+		fmt.Println("pending")
+	case idempay.OutcomeFailed: // no money moved: another card may begin attempt 2 of the intent
+		var apiErr *idempay.APIError
+		if errors.Is(err, idempay.ErrDeclined) && errors.As(err, &apiErr) {
+			fmt.Println("outcome:", idempay.OutcomeOf(err))
+			fmt.Println(apiErr.Status, apiErr.Code)
+		}
+	case idempay.OutcomeUnknown:
+		fmt.Println("unknown:", err)
 	}
 	// Output:
 	// outcome: failed
 	// 200 insufficient_fund
 }
 
-// 3-D Secure: the charge is pending with a URL for the customer. The
-// return callback names the charge; IntentOfCharge ties it back to its
-// intent, and Settle records how it ended.
+// 3-D Secure: the charge is pending, with a URL for the customer, and the
+// order is not paid. The return callback names the charge; IntentOfCharge
+// ties it back to its intent, and Settle records how it ended.
 func Example_threeDSecure() {
 	srv, base, stop := fakeomise.Start(fakeomise.Config{})
 	defer stop()
@@ -88,11 +103,19 @@ func Example_threeDSecure() {
 		IntentID: "order-2003", Amount: 150000, Currency: "THB", Source: "tokn_test_3ds",
 		ReturnURL: "https://shop.example/omise/return",
 	})
-	if err != nil {
-		fmt.Println(err)
+	switch idempay.OutcomeOf(err) {
+	case idempay.OutcomeSucceeded:
+		fmt.Println("paid without 3-D Secure")
+		return
+	case idempay.OutcomePending: // money has not moved: never ship; send the customer to ch.AuthorizeURL
+		fmt.Println(ch.State, ch.AuthorizeURL != "")
+	case idempay.OutcomeFailed:
+		fmt.Println("failed:", err)
+		return
+	case idempay.OutcomeUnknown:
+		fmt.Println("unknown:", err)
 		return
 	}
-	fmt.Println(ch.State, ch.AuthorizeURL != "")
 
 	srv.Complete(ch.ID, true) // the customer passes 3-D Secure
 
@@ -105,11 +128,16 @@ func Example_threeDSecure() {
 		return
 	}
 	done, err := client.Settle(ctx, intent)
-	if err != nil {
-		fmt.Println(err)
-		return
+	switch idempay.OutcomeOf(err) {
+	case idempay.OutcomeSucceeded: // paid now: ship the order
+		fmt.Println(intent, done.State, done.Status)
+	case idempay.OutcomePending:
+		fmt.Println("still waiting for the customer")
+	case idempay.OutcomeFailed:
+		fmt.Println("3-D Secure failed:", err)
+	case idempay.OutcomeUnknown:
+		fmt.Println("unknown:", err)
 	}
-	fmt.Println(intent, done.State, done.Status)
 	// Output:
 	// pending true
 	// order-2003 succeeded successful

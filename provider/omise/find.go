@@ -49,10 +49,13 @@ func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Tar
 		if err != nil {
 			return idempay.Verdict{Kind: idempay.KindUnknown}, err
 		}
-		// Every charge the adapter makes carries the tag: one without it
-		// was not made for this intent, whatever the record says.
-		if tag := c.Metadata[IntentMetadataKey]; tag != rec.IntentID {
-			return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q, not %q", ErrForeignCharge, c.ID, tag, rec.IntentID)
+		// Every charge the adapter makes carries the tags: one without them
+		// was not made for this intent, whatever the record says. The
+		// record's own reference is the one place an intent tag without a
+		// namespace is taken as this record's (wire.LegacyIsOwn).
+		if tags := c.tags(); wire.OwnerOf(tags, rec) == wire.Foreign {
+			return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q of %q, not %q of %q",
+				ErrForeignCharge, c.ID, tags.Intent, tags.Namespace, rec.IntentID, rec.Namespace)
 		}
 		return found(c, rec), nil
 	}
@@ -98,15 +101,16 @@ func (p Provider) scan(ctx context.Context, hc *http.Client, t idempay.Target, r
 		}
 		q.Set("from", rec.CreatedAt.Add(-skew).UTC().Truncate(time.Second).Format(time.RFC3339))
 	}
+	m := matcher{rec: rec, claimant: p.LegacyNamespace}
 	newest, err := p.list(ctx, hc, t, q)
 	if err != nil {
 		return idempay.Verdict{Kind: idempay.KindUnknown}, err
 	}
-	if c, ok := tagged(newest.Data, rec.IntentID); ok {
+	if c, ok := m.match(newest.Data); ok {
 		return found(c, rec), nil
 	}
 	if len(newest.Data) >= newest.Total {
-		return p.absent()
+		return p.absent(m)
 	}
 	q.Set("order", "chronological")
 	pages := p.MaxListPages
@@ -119,12 +123,12 @@ func (p Provider) scan(ctx context.Context, hc *http.Client, t idempay.Target, r
 		if err != nil {
 			return idempay.Verdict{Kind: idempay.KindUnknown}, err
 		}
-		if c, ok := tagged(list.Data, rec.IntentID); ok {
+		if c, ok := m.match(list.Data); ok {
 			return found(c, rec), nil
 		}
 		offset += len(list.Data)
 		if offset >= list.Total {
-			return p.absent()
+			return p.absent(m)
 		}
 		if len(list.Data) == 0 {
 			// An empty page short of the total contradicts it: the pass
@@ -136,18 +140,41 @@ func (p Provider) scan(ctx context.Context, hc *http.Client, t idempay.Target, r
 }
 
 // absent is the answer to a complete pass that found no charge: proof,
-// unless saved cards are allowed (see Provider.SavedCards).
-func (p Provider) absent() (idempay.Verdict, error) {
-	if p.SavedCards {
+// unless saved cards are allowed (see Provider.SavedCards) or the pass saw
+// a charge tagged with the intent alone that may be this intent's.
+func (p Provider) absent(m matcher) (idempay.Verdict, error) {
+	switch {
+	case m.legacy != "":
+		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s", ErrLegacyTag, m.legacy)
+	case p.SavedCards:
 		return idempay.Verdict{Kind: idempay.KindUnknown}, ErrNoProof
 	}
 	return idempay.Verdict{Kind: idempay.KindNotFound}, nil
 }
 
-func tagged(cs []charge, intentID string) (charge, bool) {
+// matcher finds the record's charge in list pages by its tags, and
+// remembers a charge tagged with the intent alone that it could not take
+// as the record's (wire.LegacyIsOwn: found by listing, it is only the
+// record's when Provider.LegacyNamespace says so).
+type matcher struct {
+	rec      idempay.Record
+	claimant string
+	legacy   string // ID of a Legacy charge not taken
+}
+
+func (m *matcher) match(cs []charge) (charge, bool) {
 	for _, c := range cs {
-		if c.ID != "" && c.Metadata[IntentMetadataKey] == intentID {
+		if c.ID == "" {
+			continue
+		}
+		switch wire.OwnerOf(c.tags(), m.rec) {
+		case wire.Own:
 			return c, true
+		case wire.Legacy:
+			if wire.LegacyIsOwn(m.rec, false, m.claimant) {
+				return c, true
+			}
+			m.legacy = c.ID
 		}
 	}
 	return charge{}, false

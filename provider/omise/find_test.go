@@ -24,7 +24,7 @@ import (
 // a list longer than MaxListPages proves nothing.
 func TestFindChargePagesTheList(t *testing.T) {
 	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setup(t, fakeomise.Config{Now: clock.Now}, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
 	ctx := context.Background()
 	for i := range 250 {
 		_, err := f.client.Charge(ctx, thb(fmt.Sprintf("bulk-%03d", i), fmt.Sprintf("tokn_test_%03d", i)))
@@ -35,16 +35,20 @@ func TestFindChargePagesTheList(t *testing.T) {
 	require.NoError(t, err)
 	hc := &http.Client{}
 
-	byList := rec
 	for _, id := range []string{"bulk-230", "bulk-120", "bulk-000"} { // newest page, oldest-first pass
-		byList.ProviderRef, byList.IntentID = "", id
+		// Each intent's own record: a charge is its current attempt's
+		// only under that attempt's key.
+		byList, err := f.store.Load(ctx, f.client.Namespace(), id)
+		require.NoError(t, err)
+		byList.ProviderRef = ""
 		v, err := omise.Provider{}.FindCharge(ctx, hc, f.target, byList)
 		require.NoError(t, err)
 		require.Equal(t, idempay.KindSucceeded, v.Kind, id)
 		assert.Equal(t, id, v.Charge.IntentID)
 	}
 
-	byList.IntentID = "never-charged"
+	byList := rec
+	byList.ProviderRef, byList.IntentID = "", "never-charged"
 	v, err := omise.Provider{}.FindCharge(ctx, hc, f.target, byList)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind, "a complete pass is proof")
@@ -60,11 +64,11 @@ func TestFindChargePagesTheList(t *testing.T) {
 // not read, and clock skew is allowed for.
 func TestFindChargeListWindow(t *testing.T) {
 	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setup(t, fakeomise.Config{Now: clock.Now}, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
 	ctx := context.Background()
 	ch, err := f.client.Charge(ctx, thb("old", "tokn_test_old"))
 	require.NoError(t, err)
-	rec := idempay.Record{IntentID: "old", CreatedAt: clock.Now().Add(time.Minute)}
+	rec := idempay.Record{Namespace: ns, IntentID: "old", CreatedAt: clock.Now().Add(time.Minute)}
 	v, err := omise.Provider{}.FindCharge(ctx, nil, f.target, rec)
 	require.NoError(t, err)
 	require.Equal(t, idempay.KindSucceeded, v.Kind, "within the default two-minute skew")
@@ -81,15 +85,15 @@ func TestFindChargeByReference(t *testing.T) {
 	require.NoError(t, err)
 	p := omise.Provider{}
 
-	v, err := p.FindCharge(ctx, nil, f.target, idempay.Record{IntentID: "mine", ProviderRef: ch.ID})
+	v, err := p.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, IntentID: "mine", ProviderRef: ch.ID})
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindSucceeded, v.Kind)
 	assert.Equal(t, 1, f.srv.Stats().Retrievals)
 
-	_, err = p.FindCharge(ctx, nil, f.target, idempay.Record{IntentID: "other", ProviderRef: ch.ID})
+	_, err = p.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, IntentID: "other", ProviderRef: ch.ID})
 	assert.ErrorIs(t, err, omise.ErrForeignCharge)
 
-	v, err = p.FindCharge(ctx, nil, f.target, idempay.Record{IntentID: "mine", ProviderRef: "chrg_test_missing"})
+	v, err = p.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, IntentID: "mine", ProviderRef: "chrg_test_missing"})
 	assert.Equal(t, idempay.KindUnknown, v.Kind, "a missing reference is not proof")
 	var apiErr *idempay.APIError
 	require.ErrorAs(t, err, &apiErr)
@@ -110,19 +114,11 @@ func TestIntentOfCharge(t *testing.T) {
 	assert.Error(t, err)
 
 	// A charge made outside idempay carries no intent.
-	form := url.Values{"amount": {"2000"}, "currency": {"thb"}, "card": {"tokn_test_other"}}
-	r, _ := http.NewRequest(http.MethodPost, f.target.BaseURL.String()+"/charges", strings.NewReader(form.Encode()))
-	r.SetBasicAuth(secret, "")
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := http.DefaultClient.Do(r)
-	require.NoError(t, err)
-	var other struct{ ID string }
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&other))
-	resp.Body.Close()
+	other := postCharge(t, f.target, url.Values{"amount": {"2000"}, "currency": {"thb"}, "card": {"tokn_test_other"}})
 	_, err = omise.Provider{}.IntentOfCharge(ctx, nil, f.target, other.ID)
 	assert.ErrorIs(t, err, omise.ErrNotIdempay)
 	// Nor does it settle an intent whose record names it.
-	v, err := omise.Provider{}.FindCharge(ctx, nil, f.target, idempay.Record{IntentID: "order-9", ProviderRef: other.ID})
+	v, err := omise.Provider{}.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, IntentID: "order-9", ProviderRef: other.ID})
 	assert.ErrorIs(t, err, omise.ErrForeignCharge)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 	bad := f.target
@@ -131,6 +127,21 @@ func TestIntentOfCharge(t *testing.T) {
 	var apiErr *idempay.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, "authentication_failure", apiErr.Code)
+}
+
+// postCharge creates a charge at the fake by hand, as an integration other
+// than the adapter would.
+func postCharge(t *testing.T, target idempay.Target, form url.Values) struct{ ID string } {
+	t.Helper()
+	r, _ := http.NewRequest(http.MethodPost, target.BaseURL.String()+"/charges", strings.NewReader(form.Encode()))
+	r.SetBasicAuth(secret, "")
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := http.DefaultClient.Do(r)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var c struct{ ID string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&c))
+	return c
 }
 
 // Only a real, complete list is proof: a 200 that is not a list (a proxy's
@@ -154,7 +165,7 @@ func TestFindChargeListMustBeProof(t *testing.T) {
 			t.Cleanup(ts.Close)
 			u, _ := url.Parse(ts.URL)
 			v, err := omise.Provider{}.FindCharge(context.Background(), ts.Client(), idempay.Target{BaseURL: u, Credentials: secret},
-				idempay.Record{IntentID: "o1", CreatedAt: time.Now()})
+				idempay.Record{Namespace: ns, IntentID: "o1", CreatedAt: time.Now()})
 			assert.Error(t, err)
 			assert.NotEqual(t, idempay.KindNotFound, v.Kind)
 		})

@@ -16,6 +16,9 @@ import (
 
 const secret = "skey_test_idempay"
 
+// ns is the namespace of the tests' clients.
+const ns = "omise:default"
+
 // startFake serves a fake Omise that checks, on every charge request, that
 // the store already holds the request's key for its intent, and that the
 // request carries the API version.
@@ -23,13 +26,14 @@ func startFake(t *testing.T, store idempay.KeyStore, cfg fakeomise.Config) (*fak
 	t.Helper()
 	cfg.SecretKey = secret
 	cfg.OnRequest = func(info fakeomise.RequestInfo) {
-		if info.Intent == "" {
+		namespace := info.Form.Get("metadata[" + omise.NamespaceMetadataKey + "]")
+		if info.Intent == "" || namespace == "" {
 			return // sent by the test itself, not by the client
 		}
 		if v := info.Request.Header.Get("Omise-Version"); v != omise.DefaultVersion {
 			t.Errorf("Omise-Version %q", v)
 		}
-		rec, err := store.Load(context.Background(), "omise:default", info.Intent)
+		rec, err := store.Load(context.Background(), namespace, info.Intent)
 		if err != nil || rec.Key != info.Key {
 			t.Errorf("fake Omise received %s with key %q before the store held it (%q, %v)", info.Intent, info.Key, rec.Key, err)
 		}
@@ -65,11 +69,38 @@ type fixture struct {
 
 func setup(t *testing.T, cfg fakeomise.Config, mods ...func(*idempay.Config)) fixture {
 	t.Helper()
-	store := memstore.New()
+	return setupStore(t, memstore.New(), cfg, mods...)
+}
+
+// setupOnClock is setup with the KeyStore and the fake Omise on one clock,
+// which the test moves: every time in a record (the reservation a lookup's
+// list window starts from, a key's age) is the store's, and Omise stamps
+// its charges in true time, as the store does in production.
+func setupOnClock(t *testing.T, cfg fakeomise.Config, now func() time.Time, mods ...func(*idempay.Config)) fixture {
+	t.Helper()
+	cfg.Now = now
+	return setupStore(t, memstore.New(memstore.WithClock(now)), cfg, mods...)
+}
+
+func setupStore(t *testing.T, store idempay.KeyStore, cfg fakeomise.Config, mods ...func(*idempay.Config)) fixture {
+	t.Helper()
 	srv, base := startFake(t, store, cfg)
 	u, _ := url.Parse(base)
 	return fixture{srv: srv, client: newClient(t, base, store, mods...), store: store,
-		target: idempay.Target{BaseURL: u, Credentials: secret}}
+		target: idempay.Target{BaseURL: u, Credentials: secret, Namespace: ns}}
+}
+
+// requirePending checks the answer of a charge that waits for the
+// customer (3-D Secure, an offsite source): the pending charge together
+// with an error matching idempay.ErrPending, whose outcome is pending
+// (never succeeded). It returns the charge.
+func requirePending(t *testing.T, ch *idempay.Charge, err error) *idempay.Charge {
+	t.Helper()
+	require.ErrorIs(t, err, idempay.ErrPending)
+	require.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
+	require.NotNil(t, ch, "a pending charge comes with what the customer must be shown")
+	require.Equal(t, idempay.StatePending, ch.State)
+	return ch
 }
 
 func thb(id, token string) idempay.ChargeRequest {

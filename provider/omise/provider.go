@@ -4,16 +4,31 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 // DefaultVersion is the Omise-Version sent when Provider.Version is empty:
 // the API version whose charge object the adapter reads.
 const DefaultVersion = "2019-05-29"
 
-// IntentMetadataKey is the metadata key that tags every charge with its
-// idempay intent ID, so that it can be found by listing. Callers may not
-// set it themselves.
-const IntentMetadataKey = "idempay_intent"
+// The metadata keys that tag every charge with the KeyStore record it was
+// made for, so that it can be found by listing: the intent ID, the
+// Client's namespace (provider and account) and the idempotency key of the
+// attempt that made it (an intent may take several attempts, a declined
+// card then another, and a lookup settles the current attempt only with
+// its own charge). Callers may not set them.
+const (
+	IntentMetadataKey    = wire.IntentKey
+	NamespaceMetadataKey = wire.NamespaceKey
+	KeyMetadataKey       = wire.KeyKey
+)
+
+// ErrLegacyTag: the only charge a lookup found for an intent is tagged with
+// the intent ID alone, as idempay tagged charges before it tagged the
+// namespace, and may belong to another account using the same key and
+// intent ID. It settles nothing and proves nothing; see
+// Provider.LegacyNamespace.
+var ErrLegacyTag = wire.ErrLegacyTag
 
 // Defaults of the lookup settings.
 const (
@@ -36,8 +51,10 @@ type Provider struct {
 	SavedCards bool
 
 	// ClockSkew widens the list window before the moment the intent's key
-	// was reserved, for clock differences between this host and Omise
-	// (whose charges are created after the reservation, in true time).
+	// was reserved, for clock differences between the KeyStore, whose
+	// clock stamps the reservation (Record.CreatedAt: PostgreSQL's now(),
+	// Redis's TIME, the file store's host), and Omise (whose charges are
+	// created after the reservation, in true time).
 	// A charge missed because the skew was larger is not resent into a
 	// second charge (its token was used), but it keeps the intent unknown
 	// until found. Default DefaultClockSkew.
@@ -50,6 +67,15 @@ type Provider struct {
 	// charges the account makes between a reservation and its lookup.
 	// Default DefaultMaxListPages.
 	MaxListPages int
+
+	// LegacyNamespace, if set, is the one namespace (Client.Namespace)
+	// that may claim charges tagged with an intent ID alone, as idempay
+	// tagged them before it tagged namespaces. Set it only if this secret
+	// key never served another idempay namespace. Without it such a charge
+	// is accepted only when the intent's record names it (a pending
+	// charge's ID); found by listing, it leaves the intent unknown
+	// (ErrLegacyTag), since it may be another account's.
+	LegacyNamespace string
 }
 
 var (

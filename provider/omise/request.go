@@ -17,7 +17,7 @@ const chargesPath = "/charges"
 // although Omise does not document it: it costs nothing, and helps if
 // Omise honours it; nothing in the adapter depends on it.
 func (p Provider) NewChargeRequest(ctx context.Context, t idempay.Target, req idempay.ChargeRequest, key string) (*http.Request, error) {
-	r, err := wire.NewFormPost(ctx, t.BaseURL.JoinPath(chargesPath).String(), chargeForm(req), key)
+	r, err := wire.NewFormPost(ctx, t.BaseURL.JoinPath(chargesPath).String(), chargeForm(t, req, key), key)
 	if err != nil {
 		return nil, err
 	}
@@ -35,12 +35,14 @@ func (p Provider) authorize(r *http.Request, t idempay.Target) {
 	}
 }
 
-// chargeForm returns the charge's form parameters: amount, currency (lower
-// case), the card token or card ID as card, a source as source, customer,
-// return_uri, description, metadata[idempay_intent] and the caller's
-// metadata, and every Extra parameter. url.Values encodes keys sorted, so
-// every attempt sends the same bytes.
-func chargeForm(req idempay.ChargeRequest) url.Values {
+// chargeForm returns the form parameters of the charge req makes under
+// key: amount, currency (lower case), the card token or card ID as card, a
+// source as source, customer, return_uri, description,
+// metadata[idempay_intent], metadata[idempay_key] (the attempt's key) and
+// metadata[idempay_namespace] (t's namespace) with the caller's metadata,
+// and every Extra parameter. url.Values encodes keys sorted, so every
+// request of the attempt sends the same bytes.
+func chargeForm(t idempay.Target, req idempay.ChargeRequest, key string) url.Values {
 	f := url.Values{}
 	f.Set("amount", strconv.FormatInt(req.Amount, 10))
 	f.Set("currency", strings.ToLower(req.Currency))
@@ -52,7 +54,7 @@ func chargeForm(req idempay.ChargeRequest) url.Values {
 	wire.SetIf(f, "customer", req.Customer)
 	wire.SetIf(f, "return_uri", req.ReturnURL)
 	wire.SetIf(f, "description", req.Description)
-	wire.SetMetadata(f, IntentMetadataKey, req.IntentID, req.Metadata)
+	wire.SetTags(f, t, req.IntentID, key, req.Metadata)
 	for k, v := range req.Extra {
 		f.Set(k, v)
 	}

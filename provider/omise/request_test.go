@@ -13,7 +13,7 @@ import (
 
 func target() idempay.Target {
 	u, _ := url.Parse("https://api.omise.test")
-	return idempay.Target{BaseURL: u, Credentials: "skey_test_1"}
+	return idempay.Target{BaseURL: u, Credentials: "skey_test_1", Namespace: "omise:default"}
 }
 
 func TestNewChargeRequest(t *testing.T) {
@@ -37,7 +37,8 @@ func TestNewChargeRequest(t *testing.T) {
 	assert.Equal(t, url.Values{
 		"amount": {"150000"}, "currency": {"thb"}, "card": {"tokn_test_1"}, "description": {"Order o1"},
 		"return_uri": {"https://shop.example/back"}, "capture": {"false"},
-		"metadata[idempay_intent]": {"o1"}, "metadata[shop]": {"bangkok"},
+		"metadata[idempay_intent]": {"o1"}, "metadata[idempay_namespace]": {"omise:default"}, "metadata[idempay_key]": {"key-1"},
+		"metadata[shop]": {"bangkok"},
 	}, form)
 }
 
@@ -49,12 +50,12 @@ func TestSourceKinds(t *testing.T) {
 	} {
 		req := valid()
 		req.Source = idempay.Secret(src)
-		f := chargeForm(req)
+		f := chargeForm(idempay.Target{Namespace: "omise:default"}, req, "k")
 		assert.Equal(t, want[1], f.Get(want[0]), src)
 	}
 	req := valid()
 	req.Source, req.Customer = "", "cust_1"
-	f := chargeForm(req)
+	f := chargeForm(idempay.Target{Namespace: "omise:default"}, req, "k")
 	assert.Empty(t, f.Get("card"))
 	assert.Empty(t, f.Get("source"))
 	assert.Equal(t, "cust_1", f.Get("customer"))

@@ -1,7 +1,6 @@
 package omise
 
 import (
-	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -40,10 +39,10 @@ const (
 // refuse or what the adapter could not settle safely.
 func (p Provider) Validate(req idempay.ChargeRequest) error {
 	if p.Version != "" && !wire.Printable(p.Version) {
-		return invalid("Provider.Version", "must be printable ASCII without spaces")
+		return wire.Invalid("Provider.Version", "must be printable ASCII without spaces")
 	}
 	if p.ClockSkew < 0 || p.MaxListPages < 0 {
-		return invalid("Provider", "ClockSkew and MaxListPages must not be negative")
+		return wire.Invalid("Provider", "ClockSkew and MaxListPages must not be negative")
 	}
 	if err := checkCurrency(req.Currency); err != nil {
 		return err
@@ -53,26 +52,26 @@ func (p Provider) Validate(req idempay.ChargeRequest) error {
 	}
 	if req.ReturnURL != "" {
 		if u, err := url.Parse(req.ReturnURL); err != nil || !u.IsAbs() {
-			return invalid("ReturnURL", "must be an absolute URL")
+			return wire.Invalid("ReturnURL", "must be an absolute URL")
 		}
 	}
 	for k := range req.Metadata {
 		switch {
-		case k == IntentMetadataKey:
-			return invalid("Metadata", "key %q is reserved for the intent ID", k)
+		case k == IntentMetadataKey || k == NamespaceMetadataKey || k == KeyMetadataKey:
+			return wire.Invalid("Metadata", "key %q is reserved for idempay's tags", k)
 		case strings.ContainsAny(k, "[]"):
-			return invalid("Metadata", "key %q has square brackets, which the form encoding cannot carry", k)
+			return wire.Invalid("Metadata", "key %q has square brackets, which the form encoding cannot carry", k)
 		}
 	}
 	for k, v := range req.Extra {
 		top, _, _ := strings.Cut(k, "[")
 		switch {
 		case !formName.MatchString(k):
-			return invalid("Extra", "key %q is not an Omise form parameter name", k)
+			return wire.Invalid("Extra", "key %q is not an Omise form parameter name", k)
 		case ownParams[top]:
-			return invalid("Extra", "key %q is set from the request's own fields", k)
+			return wire.Invalid("Extra", "key %q is set from the request's own fields", k)
 		case k == ExtraCapture && v != "true" && v != "false":
-			return invalid("Extra", "capture must be true or false, got %q", v)
+			return wire.Invalid("Extra", "capture must be true or false, got %q", v)
 		}
 	}
 	return nil
@@ -86,7 +85,7 @@ func checkCurrency(code string) error {
 		return err
 	}
 	if want := Exponent(code); iso != want {
-		return invalid("Currency", "%s has %d minor-unit digits in ISO 4217 but %d at Omise; refused rather than charged at a guessed scale",
+		return wire.Invalid("Currency", "%s has %d minor-unit digits in ISO 4217 but %d at Omise; refused rather than charged at a guessed scale",
 			strings.ToUpper(code), iso, want)
 	}
 	return nil
@@ -106,24 +105,20 @@ func (p Provider) checkSource(req idempay.ChargeRequest) error {
 	switch {
 	case strings.HasPrefix(src, tokenPrefix):
 		if req.Customer != "" {
-			return invalid("Customer", "must be empty with a card token: Omise charges a token alone")
+			return wire.Invalid("Customer", "must be empty with a card token: Omise charges a token alone")
 		}
 	case strings.HasPrefix(src, sourcePrefix):
 	case strings.HasPrefix(src, cardPrefix), src == "" && req.Customer != "":
 		if strings.HasPrefix(src, cardPrefix) && req.Customer == "" {
-			return invalid("Customer", "is required with a saved card ID")
+			return wire.Invalid("Customer", "is required with a saved card ID")
 		}
 		if !p.SavedCards {
-			return invalid("Source", "a saved card can be charged again, so a lost attempt could not be settled safely; set Provider.SavedCards to accept it (such intents then settle only by finding their charge)")
+			return wire.Invalid("Source", "a saved card can be charged again, so a lost attempt could not be settled safely; set Provider.SavedCards to accept it (such intents then settle only by finding their charge)")
 		}
 	case src == "":
-		return invalid("Source", "is required: a card token (tokn_), a source (src_), or a saved card with its Customer")
+		return wire.Invalid("Source", "is required: a card token (tokn_), a source (src_), or a saved card with its Customer")
 	default:
-		return invalid("Source", "must start with tokn_, card_ or src_")
+		return wire.Invalid("Source", "must start with tokn_, card_ or src_")
 	}
 	return nil
-}
-
-func invalid(field, format string, args ...any) error {
-	return &idempay.ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

@@ -35,7 +35,8 @@ func TestChargeSucceeds(t *testing.T) {
 	pi, ok := srv.PaymentIntent(ch.ID)
 	require.True(t, ok)
 	assert.Equal(t, "jpy", pi.Currency)
-	assert.Equal(t, map[string]string{"idempay_intent": "order-1", "shop": "tokyo"}, pi.Metadata)
+	assert.Equal(t, map[string]string{"idempay_intent": "order-1", "idempay_namespace": ns, "idempay_key": ch.Key,
+		"idempay_confirm": "true", "shop": "tokyo"}, pi.Metadata)
 	assert.Equal(t, "Order 1", *pi.Description)
 	rec, err := store.Load(context.Background(), c.Namespace(), "order-1")
 	require.NoError(t, err)
@@ -87,8 +88,9 @@ func TestReplayedServerErrorEndsAfterOneRequest(t *testing.T) {
 // and its key, which Stripe may have forgotten, is never sent again.
 func TestExpiredIntentIsSettledBySearchNeverResent(t *testing.T) {
 	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	srv, c, _ := setup(t, fakestripe.Config{Now: clock.Now, SearchDelay: time.Minute},
-		func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	// The key's age is the store's: Stripe and the store share the clock.
+	srv, c, _ := setupStore(t, memstore.New(memstore.WithClock(clock.Now)),
+		fakestripe.Config{Now: clock.Now, SearchDelay: time.Minute})
 	// Stripe charges on the first attempt; every answer is lost.
 	srv.InjectIntent("late", faults.Post, faults.Post, faults.Post, faults.Post, faults.Post)
 	_, err := c.Charge(context.Background(), order("late", "pm_card_visa"))
@@ -96,7 +98,7 @@ func TestExpiredIntentIsSettledBySearchNeverResent(t *testing.T) {
 	posts := srv.Stats().Requests
 	require.Equal(t, 5, posts)
 
-	clock.Advance(23*time.Hour + time.Second) // past Config.KeyRetention's default
+	clock.Advance(23*time.Hour + time.Second) // past Config.KeyRetention's default, on the store's clock
 	ch, err := c.Charge(context.Background(), order("late", "pm_card_visa"))
 	require.NoError(t, err)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
@@ -115,8 +117,9 @@ func TestExpiredIntentIsSettledBySearchNeverResent(t *testing.T) {
 // unknown (not failed, not resent) until search sees it.
 func TestExpiredIntentNotYetSearchableStaysUnknown(t *testing.T) {
 	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	srv, c, _ := setup(t, fakestripe.Config{Now: clock.Now, SearchDelay: 48 * time.Hour},
-		func(cfg *idempay.Config) { cfg.Clock = clock.Now; cfg.Retry.MaxAttempts = 1 })
+	srv, c, _ := setupStore(t, memstore.New(memstore.WithClock(clock.Now)),
+		fakestripe.Config{Now: clock.Now, SearchDelay: 48 * time.Hour},
+		func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
 	srv.InjectIntent("lag", faults.Post)
 	_, err := c.Charge(context.Background(), order("lag", "pm_card_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
@@ -167,8 +170,7 @@ func TestThreeDSecureThenSettle(t *testing.T) {
 	req := order("3ds", "pm_card_threeDSecure2Required")
 	req.ReturnURL = "https://shop.example/return"
 	ch, err := c.Charge(context.Background(), req)
-	require.NoError(t, err)
-	assert.Equal(t, idempay.StatePending, ch.State)
+	requirePending(t, ch, err)
 	assert.Equal(t, "requires_action", ch.Status)
 	assert.True(t, strings.HasPrefix(ch.AuthorizeURL, "https://"), ch.AuthorizeURL)
 	rec, _ := store.Load(context.Background(), c.Namespace(), "3ds")
@@ -184,21 +186,24 @@ func TestThreeDSecureThenSettle(t *testing.T) {
 }
 
 // After a failed 3-D Secure the PaymentIntent waits in
-// requires_payment_method: the customer may still pay it with another
-// method, so it is pending, never closed as a decline.
-func TestThreeDSecureFailureStaysPending(t *testing.T) {
+// requires_payment_method with a last_payment_error. The adapter's own
+// request confirmed it, so that is the decline of its confirm, as a 402
+// would have been: the intent is closed failed, never resent.
+func TestThreeDSecureFailureIsTheConfirmsDecline(t *testing.T) {
 	srv, c, store := setup(t, fakestripe.Config{})
 	req := order("3ds", "pm_card_threeDSecure2Required")
 	req.ReturnURL = "https://shop.example/return"
 	ch, err := c.Charge(context.Background(), req)
-	require.NoError(t, err)
+	requirePending(t, ch, err)
 	require.True(t, srv.Complete(ch.ID, false))
-	again, err := c.Charge(context.Background(), req) // a pending intent is settled by lookup
-	require.NoError(t, err)
-	assert.Equal(t, idempay.StatePending, again.State)
-	assert.Equal(t, "requires_payment_method", again.Status)
+	_, err = c.Charge(context.Background(), req) // a pending intent is settled by lookup
+	require.ErrorIs(t, err, idempay.ErrDeclined)
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
+	var apiErr *idempay.APIError
+	require.ErrorAs(t, err, &apiErr)
+	assert.Equal(t, "payment_intent_authentication_failure", apiErr.Code)
 	rec, _ := store.Load(context.Background(), c.Namespace(), "3ds")
-	assert.Equal(t, idempay.StatePending, rec.State, "not closed: it can still move money")
+	assert.Equal(t, idempay.StateFailed, rec.State)
 	assert.Equal(t, 1, srv.Stats().Requests, "never resent")
 }
 
@@ -219,8 +224,7 @@ func TestUnconfirmedIntentIsPending(t *testing.T) {
 	_, c, _ := setup(t, fakestripe.Config{})
 	req := order("later", "")
 	ch, err := c.Charge(context.Background(), req)
-	require.NoError(t, err)
-	assert.Equal(t, idempay.StatePending, ch.State)
+	requirePending(t, ch, err)
 	assert.Equal(t, "requires_payment_method", ch.Status)
 }
 
@@ -266,12 +270,24 @@ func TestShouldRetryFalseIsHonoured(t *testing.T) {
 	assert.Equal(t, 1, srv.Stats().Requests, "a fresh 500 with Stripe-Should-Retry: false is not retried")
 }
 
+// A refused secret moved no money. The attempt is recorded as failed, and
+// once the secret is fixed the same request begins a new attempt, with a
+// new key, that charges once.
 func TestWrongSecretIsConfigError(t *testing.T) {
-	srv, c, store := setup(t, fakestripe.Config{}, func(cfg *idempay.Config) { cfg.Credentials = "sk_test_wrong" })
+	store := memstore.New()
+	srv, base := startFake(t, store, fakestripe.Config{})
+	c := newClient(t, base, store, func(cfg *idempay.Config) { cfg.Credentials = "sk_test_wrong" })
 	_, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	assert.ErrorIs(t, err, idempay.ErrConfig)
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
 	assert.Equal(t, 1, srv.Stats().Requests)
 	rec, _ := store.Load(context.Background(), c.Namespace(), "o")
-	assert.Equal(t, idempay.StateOpen, rec.State, "kept open: resent once the secret is fixed")
+	assert.Equal(t, idempay.StateFailed, rec.State, "a failed attempt: nothing reached the part of Stripe that moves money")
+
+	fixed := newClient(t, base, store)
+	ch, err := fixed.Charge(context.Background(), order("o", "pm_card_visa"))
+	require.NoError(t, err, "charged once the secret is fixed")
+	assert.Equal(t, 2, ch.Attempt)
+	assert.NotEqual(t, rec.Key, ch.Key)
+	assert.Equal(t, 1, srv.Ledger().Count("o"))
 }

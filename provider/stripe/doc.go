@@ -2,12 +2,18 @@
 //
 // A charge is one POST /v1/payment_intents, form-encoded, created and
 // confirmed in one step when a payment method is given, carrying the
-// intent's idempotency key in the Idempotency-Key header and the intent ID
-// in metadata[idempay_intent]. Stripe de-duplicates by key for 24 hours and
+// intent's idempotency key in the Idempotency-Key header, and tagged with
+// the intent ID, the Client's namespace and the attempt's key in
+// metadata[idempay_intent], metadata[idempay_namespace] and
+// metadata[idempay_key] (and metadata[idempay_confirm]=true when the
+// request confirms). Stripe de-duplicates by key for 24 hours and
 // replays the stored answer (500s included) with Idempotent-Replayed: true,
 // so idempay resends the same key freely within that window and never
 // after it: an intent left unknown past Config.KeyRetention is settled by
-// searching PaymentIntents by their idempay_intent metadata.
+// searching PaymentIntents by their idempay_intent metadata, and accepting
+// only those tagged with the record's namespace and its current attempt's
+// key too (see Provider.LegacyNamespace for PaymentIntents tagged before
+// namespaces).
 //
 //	client, err := idempay.New(idempay.Config{
 //		BaseURL:     "https://api.stripe.com",
@@ -24,19 +30,22 @@
 // (the 3-D Secure URL is in Charge.AuthorizeURL); requires_capture is a
 // success of the authorisation, since the money idempay guards (one
 // authorisation per intent) has moved and capturing is a separate call;
-// a 402 card_error and a canceled intent are definite declines, while a
-// requires_payment_method intent is pending even with a
-// last_payment_error, since it can still be confirmed again; a
-// replayed 500 is Stripe's stored failure and leaves the outcome unknown.
+// a 402 card_error and a canceled intent are definite declines, and so is
+// a requires_payment_method intent with a last_payment_error that the
+// adapter's own request confirmed (the same decline read later, by search
+// or retrieve); one it did not confirm is pending, since it can still be
+// confirmed again; a replayed 500 is Stripe's stored failure and leaves the
+// outcome unknown.
 // Stripe-Should-Retry is passed on as Verdict.Retry.
 //
 // # Amounts
 //
 // ChargeRequest.Amount is in the currency's ISO 4217 minor units. Stripe
-// agrees for almost every currency, including its 16 zero-decimal ones
-// (JPY, KRW, ...). For ISK, which ISO counts in whole krónur but Stripe in
-// hundredths, the adapter multiplies by 100 on the way out and divides on
-// the way back. Currencies whose ISO exponent differs from Stripe's
+// agrees for almost every currency, including 15 of its 16 zero-decimal
+// ones (JPY, KRW, ...). For ISK, which ISO counts in whole krónur but Stripe
+// in hundredths, the adapter multiplies by 100 on the way out and divides
+// on the way back; for MGA, which ISO counts in hundredths but Stripe in
+// whole ariary, it divides (only whole ariary can be sent). Currencies whose ISO exponent differs from Stripe's
 // two-decimal default in ways Stripe does not document are refused before
 // anything is stored or sent, rather than charged at a guessed scale.
 //

@@ -31,6 +31,7 @@ func newExampleClient(url string) *idempay.Client {
 
 // A charge whose answer is lost is retried with the same idempotency key,
 // and Stripe answers the retry with the stored PaymentIntent: one charge.
+// The caller switches on the four outcomes alone.
 func Example() {
 	srv, url, stop := fakestripe.Start(fakestripe.Config{})
 	defer stop()
@@ -41,13 +42,18 @@ func Example() {
 		IntentID: "order-1001", Amount: 1500, Currency: "JPY", Source: "pm_card_visa",
 		Metadata: map[string]string{"shop": "tokyo"},
 	})
-	if err != nil {
-		fmt.Println("outcome:", idempay.OutcomeOf(err), err)
-		return
+	switch idempay.OutcomeOf(err) {
+	case idempay.OutcomeSucceeded: // paid: ship the order
+		fmt.Println(ch.State, ch.Status, ch.Amount, ch.Currency)
+		fmt.Println("attempts:", ch.Attempts, "replayed from:", ch.ReplayedFrom)
+		fmt.Println("charges at Stripe:", srv.Ledger().Count("order-1001"))
+	case idempay.OutcomePending: // not paid yet: send the customer to ch.AuthorizeURL
+		fmt.Println("pending:", ch.AuthorizeURL)
+	case idempay.OutcomeFailed: // no money moved: ask for another card
+		fmt.Println("failed:", err)
+	case idempay.OutcomeUnknown: // money may have moved: charge the intent again later
+		fmt.Println("unknown:", err)
 	}
-	fmt.Println(ch.State, ch.Status, ch.Amount, ch.Currency)
-	fmt.Println("attempts:", ch.Attempts, "replayed from:", ch.ReplayedFrom)
-	fmt.Println("charges at Stripe:", srv.Ledger().Count("order-1001"))
 	// Output:
 	// succeeded succeeded 1500 JPY
 	// attempts: 2 replayed from: server
@@ -64,18 +70,28 @@ func Example_decline() {
 	_, err := client.Charge(context.Background(), idempay.ChargeRequest{
 		IntentID: "order-1002", Amount: 1500, Currency: "JPY", Source: "pm_card_chargeDeclinedInsufficientFunds",
 	})
-	var apiErr *idempay.APIError
-	if errors.Is(err, idempay.ErrDeclined) && errors.As(err, &apiErr) {
-		fmt.Println("outcome:", idempay.OutcomeOf(err))
-		fmt.Println(apiErr.Status, apiErr.Type, apiErr.Code, apiErr.DeclineCode)
+	switch idempay.OutcomeOf(err) {
+	case idempay.OutcomeSucceeded:
+		fmt.Println("paid")
+	case idempay.OutcomePending:
+		fmt.Println("pending")
+	case idempay.OutcomeFailed: // no money moved: another card may begin attempt 2 of the intent
+		var apiErr *idempay.APIError
+		if errors.Is(err, idempay.ErrDeclined) && errors.As(err, &apiErr) {
+			fmt.Println("outcome:", idempay.OutcomeOf(err))
+			fmt.Println(apiErr.Status, apiErr.Type, apiErr.Code, apiErr.DeclineCode)
+		}
+	case idempay.OutcomeUnknown:
+		fmt.Println("unknown:", err)
 	}
 	// Output:
 	// outcome: failed
 	// 402 card_error card_declined insufficient_funds
 }
 
-// 3-D Secure: the charge is pending with a URL for the customer; once the
-// customer is back, Settle asks Stripe how it ended, without resending.
+// 3-D Secure: the charge is pending, with a URL for the customer, and the
+// order is not paid. Once the customer is back, Settle asks Stripe how it
+// ended, without resending.
 func Example_threeDSecure() {
 	srv, url, stop := fakestripe.Start(fakestripe.Config{})
 	defer stop()
@@ -86,19 +102,32 @@ func Example_threeDSecure() {
 		IntentID: "order-1003", Amount: 2000, Currency: "USD", Source: "pm_card_threeDSecure2Required",
 		ReturnURL: "https://shop.example/orders/1003/paid",
 	})
-	if err != nil {
-		fmt.Println(err)
+	switch idempay.OutcomeOf(err) {
+	case idempay.OutcomeSucceeded:
+		fmt.Println("paid without 3-D Secure")
+		return
+	case idempay.OutcomePending: // money has not moved: never ship; send the customer to ch.AuthorizeURL
+		fmt.Println(ch.State, ch.Status, ch.AuthorizeURL != "")
+	case idempay.OutcomeFailed:
+		fmt.Println("failed:", err)
+		return
+	case idempay.OutcomeUnknown:
+		fmt.Println("unknown:", err)
 		return
 	}
-	fmt.Println(ch.State, ch.Status, ch.AuthorizeURL != "")
 
 	srv.Complete(ch.ID, true) // the customer passes 3-D Secure
 	done, err := client.Settle(ctx, "order-1003")
-	if err != nil {
-		fmt.Println(err)
-		return
+	switch idempay.OutcomeOf(err) {
+	case idempay.OutcomeSucceeded: // paid now: ship the order
+		fmt.Println(done.State, done.Status, done.ReplayedFrom)
+	case idempay.OutcomePending:
+		fmt.Println("still waiting for the customer")
+	case idempay.OutcomeFailed:
+		fmt.Println("3-D Secure failed:", err)
+	case idempay.OutcomeUnknown:
+		fmt.Println("unknown:", err)
 	}
-	fmt.Println(done.State, done.Status, done.ReplayedFrom)
 	// Output:
 	// pending requires_action true
 	// succeeded succeeded lookup

@@ -37,7 +37,8 @@ const maxLookupBody = 1 << 20
 // anything: by ID when the record holds one (rec.ProviderRef), else by
 // searching metadata['idempay_intent']. It answers the PaymentIntent's
 // verdict when found, and an error (never KindNotFound) when not: search
-// results lag writes, so not finding is not proof.
+// results lag writes, so not finding is not proof. hc nil means
+// http.DefaultClient.
 func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
 	if rec.ProviderRef != "" {
 		return p.retrieve(ctx, hc, t, rec)
@@ -55,10 +56,13 @@ func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Targe
 	if !ok {
 		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("stripe: PaymentIntent %s: unreadable answer %s", rec.ProviderRef, wire.Snippet(body))
 	}
-	// Every PaymentIntent the adapter creates carries the tag: one without
-	// it was not made for this intent, whatever the record says.
-	if tag := pi.Metadata[IntentMetadataKey]; tag != rec.IntentID {
-		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q, not %q", ErrForeignIntent, pi.ID, tag, rec.IntentID)
+	// Every PaymentIntent the adapter creates carries the tags: one without
+	// them was not made for this intent, whatever the record says. The
+	// record's own reference is the one place an intent tag without a
+	// namespace is taken as this record's (wire.LegacyIsOwn).
+	if tags := pi.tags(); wire.OwnerOf(tags, rec) == wire.Foreign {
+		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q of %q, not %q of %q",
+			ErrForeignIntent, pi.ID, tags.Intent, tags.Namespace, rec.IntentID, rec.Namespace)
 	}
 	return found(pi, rec, v.RequestID), nil
 }
@@ -91,31 +95,52 @@ func (p Provider) search(ctx context.Context, hc *http.Client, t idempay.Target,
 	if err := json.Unmarshal(body, &page); err != nil {
 		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("stripe: search: unreadable answer %s", wire.Snippet(body))
 	}
-	var tagged []paymentIntent
+	var own, legacy []paymentIntent
 	for _, raw := range page.Data {
-		// Search matches the clause; the exact tag is checked again here
-		// so that nothing but this intent's PaymentIntent can settle it.
-		if pi, ok := parseIntent(raw); ok && pi.Metadata[IntentMetadataKey] == rec.IntentID {
-			tagged = append(tagged, pi)
+		// Search matches the clause; the exact tags are checked again here
+		// so that nothing but this record's PaymentIntent can settle it.
+		pi, ok := parseIntent(raw)
+		if !ok {
+			continue
+		}
+		switch wire.OwnerOf(pi.tags(), rec) {
+		case wire.Own:
+			own = append(own, pi)
+		case wire.Legacy:
+			legacy = append(legacy, pi)
 		}
 	}
-	switch len(tagged) {
+	if len(own) == 0 && len(legacy) > 0 {
+		if !wire.LegacyIsOwn(rec, false, p.LegacyNamespace) {
+			return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID},
+				fmt.Errorf("%w: %s", ErrLegacyTag, idsOf(legacy))
+		}
+		own = legacy
+	}
+	switch len(own) {
 	case 0:
 		return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID}, ErrNotIndexed
 	case 1:
-		return found(tagged[0], rec, v.RequestID), nil
-	}
-	ids := make([]string, len(tagged))
-	for i, pi := range tagged {
-		ids[i] = pi.ID
+		return found(own[0], rec, v.RequestID), nil
 	}
 	return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID},
-		fmt.Errorf("%w %q: %s", ErrAmbiguous, rec.IntentID, strings.Join(ids, ", "))
+		fmt.Errorf("%w %q: %s", ErrAmbiguous, rec.IntentID, idsOf(own))
+}
+
+func idsOf(pis []paymentIntent) string {
+	ids := make([]string, len(pis))
+	for i, pi := range pis {
+		ids[i] = pi.ID
+	}
+	return strings.Join(ids, ", ")
 }
 
 // get sends one lookup. A 2xx comes back as KindSucceeded with its body;
 // any other answer as an error carrying Stripe's explanation.
 func (p Provider) get(ctx context.Context, hc *http.Client, t idempay.Target, u *url.URL) (idempay.Verdict, []byte, error) {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return idempay.Verdict{}, nil, err

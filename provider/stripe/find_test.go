@@ -31,7 +31,7 @@ func TestFindChargeByTrickyIntentID(t *testing.T) {
 	}
 	hc := &http.Client{}
 	for _, id := range []string{`quote'd`, `o' OR metadata['idempay_intent']:'plain`, `back\slash`} {
-		v, err := stripe.Provider{}.FindCharge(context.Background(), hc, fakeTarget(t, srv), idempay.Record{IntentID: id})
+		v, err := stripe.Provider{}.FindCharge(context.Background(), hc, fakeTarget(t, srv), idempay.Record{Namespace: ns, IntentID: id})
 		require.NoError(t, err, id)
 		require.Equal(t, idempay.KindSucceeded, v.Kind, id)
 		pi, _ := srv.PaymentIntent(v.Charge.ID)
@@ -43,7 +43,7 @@ func fakeTarget(t *testing.T, srv *fakestripe.Server) idempay.Target {
 	ts := httptest.NewServer(srv)
 	t.Cleanup(ts.Close)
 	u, _ := url.Parse(ts.URL)
-	return idempay.Target{BaseURL: u, Credentials: secret}
+	return idempay.Target{BaseURL: u, Credentials: secret, Namespace: ns}
 }
 
 func TestFindChargeErrors(t *testing.T) {
@@ -52,10 +52,10 @@ func TestFindChargeErrors(t *testing.T) {
 	hc := &http.Client{}
 	p := stripe.Provider{}
 
-	_, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{IntentID: "none"})
+	_, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, IntentID: "none"})
 	assert.ErrorIs(t, err, stripe.ErrNotIndexed, "an empty search is not proof")
 
-	v, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{IntentID: "x", ProviderRef: "pi_missing"})
+	v, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, IntentID: "x", ProviderRef: "pi_missing"})
 	assert.Error(t, err)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 	var apiErr *idempay.APIError
@@ -64,7 +64,7 @@ func TestFindChargeErrors(t *testing.T) {
 
 	bad := tg
 	bad.Credentials = "sk_wrong"
-	_, err = p.FindCharge(context.Background(), hc, bad, idempay.Record{IntentID: "x"})
+	_, err = p.FindCharge(context.Background(), hc, bad, idempay.Record{Namespace: ns, IntentID: "x"})
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusUnauthorized, apiErr.Status)
 }
@@ -74,7 +74,7 @@ func TestFindChargeRefusesForeignReference(t *testing.T) {
 	ch, err := c.Charge(context.Background(), order("mine", "pm_card_visa"))
 	require.NoError(t, err)
 	_, err = stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, fakeTarget(t, srv),
-		idempay.Record{IntentID: "other", ProviderRef: ch.ID})
+		idempay.Record{Namespace: ns, IntentID: "other", ProviderRef: ch.ID})
 	assert.ErrorIs(t, err, stripe.ErrForeignIntent)
 }
 
@@ -84,7 +84,7 @@ func TestFindChargeAmbiguous(t *testing.T) {
 	tg := fakeTarget(t, fakestripe.New(fakestripe.Config{APIKey: secret}))
 	for range 2 {
 		form := url.Values{"amount": {"100"}, "currency": {"usd"}, "metadata[idempay_intent]": {"dup"},
-			"payment_method": {"pm_card_visa"}, "confirm": {"true"}, "automatic_payment_methods[allow_redirects]": {"never"}}
+			"metadata[idempay_namespace]": {ns}, "payment_method": {"pm_card_visa"}, "confirm": {"true"}, "automatic_payment_methods[allow_redirects]": {"never"}}
 		r, _ := http.NewRequest(http.MethodPost, tg.BaseURL.String()+"/v1/payment_intents", stringsReader(form.Encode()))
 		r.Header.Set("Authorization", "Bearer "+secret)
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -93,7 +93,7 @@ func TestFindChargeAmbiguous(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, 200, resp.StatusCode)
 	}
-	_, err := stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, tg, idempay.Record{IntentID: "dup"})
+	_, err := stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, tg, idempay.Record{Namespace: ns, IntentID: "dup"})
 	assert.ErrorIs(t, err, stripe.ErrAmbiguous)
 }
 
@@ -113,7 +113,7 @@ func TestFindChargeRefusesUntaggedReference(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, "succeeded", pi.Status)
 	v, err := stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, tg,
-		idempay.Record{IntentID: "mine", ProviderRef: pi.ID})
+		idempay.Record{Namespace: ns, IntentID: "mine", ProviderRef: pi.ID})
 	assert.ErrorIs(t, err, stripe.ErrForeignIntent)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 }

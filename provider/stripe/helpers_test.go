@@ -2,6 +2,8 @@ package stripe_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -16,6 +18,9 @@ import (
 
 const secret = "sk_test_idempay"
 
+// ns is the namespace of the tests' clients.
+const ns = "stripe:default"
+
 // startFake serves a fake Stripe that checks, on every charge request,
 // that the store already holds the request's key for its intent: the key
 // is written before the first byte is sent.
@@ -23,10 +28,11 @@ func startFake(t *testing.T, store idempay.KeyStore, cfg fakestripe.Config) (*fa
 	t.Helper()
 	cfg.APIKey = secret
 	cfg.OnRequest = func(info fakestripe.RequestInfo) {
-		if info.Intent == "" {
+		namespace := info.Form.Get("metadata[" + stripe.NamespaceMetadataKey + "]")
+		if info.Intent == "" || namespace == "" || info.Key == "" {
 			return // sent by the test itself, not by the client
 		}
-		rec, err := store.Load(context.Background(), "stripe:default", info.Intent)
+		rec, err := store.Load(context.Background(), namespace, info.Intent)
 		if err != nil || rec.Key != info.Key {
 			t.Errorf("fake Stripe received %s with key %q before the store held it (%q, %v)", info.Intent, info.Key, rec.Key, err)
 		}
@@ -57,9 +63,29 @@ func newClient(t *testing.T, url string, store idempay.KeyStore, mods ...func(*i
 
 func setup(t *testing.T, cfg fakestripe.Config, mods ...func(*idempay.Config)) (*fakestripe.Server, *idempay.Client, idempay.KeyStore) {
 	t.Helper()
-	store := memstore.New()
+	return setupStore(t, memstore.New(), cfg, mods...)
+}
+
+// setupStore is setup on a given store: one whose clock the test moves
+// (memstore.WithClock), since every age of a key is read on the store's
+// clock.
+func setupStore(t *testing.T, store idempay.KeyStore, cfg fakestripe.Config, mods ...func(*idempay.Config)) (*fakestripe.Server, *idempay.Client, idempay.KeyStore) {
+	t.Helper()
 	srv, url := startFake(t, store, cfg)
 	return srv, newClient(t, url, store, mods...), store
+}
+
+// requirePending checks the answer of a charge that waits for the
+// customer: the pending charge together with an error matching
+// idempay.ErrPending, whose outcome is pending (never succeeded). It
+// returns the charge.
+func requirePending(t *testing.T, ch *idempay.Charge, err error) *idempay.Charge {
+	t.Helper()
+	require.ErrorIs(t, err, idempay.ErrPending)
+	require.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
+	require.NotNil(t, ch, "a pending charge comes with what the customer must be shown")
+	require.Equal(t, idempay.StatePending, ch.State)
+	return ch
 }
 
 func order(id, pm string) idempay.ChargeRequest {
@@ -67,3 +93,5 @@ func order(id, pm string) idempay.ChargeRequest {
 }
 
 func stringsReader(s string) *strings.Reader { return strings.NewReader(s) }
+
+func jsonDecode(resp *http.Response, v any) error { return json.NewDecoder(resp.Body).Decode(v) }

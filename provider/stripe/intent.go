@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
 )
 
 // paymentIntent is the part of Stripe's PaymentIntent the adapter reads.
@@ -40,6 +41,14 @@ func (e *stripeError) apiError() *idempay.APIError {
 	return &idempay.APIError{Type: e.Type, Code: e.Code, DeclineCode: e.DeclineCode, Param: e.Param, Message: e.Message}
 }
 
+// tags returns the PaymentIntent's idempay tags. Stripe's metadata values
+// are strings, so a key present is a tag.
+func (pi paymentIntent) tags() wire.Tags {
+	ns, hasNS := pi.Metadata[NamespaceMetadataKey]
+	key, hasKey := pi.Metadata[KeyMetadataKey]
+	return wire.Tags{Intent: pi.Metadata[IntentMetadataKey], Namespace: ns, HasNamespace: hasNS, Key: key, HasKey: hasKey}
+}
+
 // parseIntent reads a PaymentIntent body; ok is false when the body is
 // not one.
 func parseIntent(body []byte) (pi paymentIntent, ok bool) {
@@ -67,11 +76,18 @@ func (pi paymentIntent) verdict(v idempay.Verdict) idempay.Verdict {
 			ch.AuthorizeURL = pi.NextAction.RedirectToURL.URL
 		}
 	case "requires_payment_method":
-		// Unconfirmed, or confirmed and refused (last_payment_error). Either
-		// way the intent can still be confirmed again, by the customer with
-		// its client secret, and then move money: it is not final. A
-		// server-side confirm that is declined answers 402 instead, which
-		// is final for its key.
+		if pi.LastPaymentError != nil && pi.Metadata[ConfirmMetadataKey] == "true" {
+			// The adapter's own confirm was declined: Stripe answered it
+			// 402, and this is the same PaymentIntent read later (by
+			// search after a stored 500 replaced the 402, by retrieve).
+			// One decline, one reading: final, as the 402 is.
+			e := pi.LastPaymentError.apiError()
+			v.Kind, v.Err = idempay.KindDeclined, e
+			return v
+		}
+		// Unconfirmed (the customer confirms it with its client secret),
+		// or confirmed by someone else and refused: it can still be
+		// confirmed again and then move money, so it is not final.
 		v.Kind, ch.State = idempay.KindPending, idempay.StatePending
 	case "canceled":
 		// A canceled intent can never be confirmed again and moved no

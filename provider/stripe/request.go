@@ -19,7 +19,7 @@ const paymentIntentsPath = "/v1/payment_intents"
 // is the same bytes on every retry and every restart, as Stripe's
 // parameter comparison under one key requires.
 func (p Provider) NewChargeRequest(ctx context.Context, t idempay.Target, req idempay.ChargeRequest, key string) (*http.Request, error) {
-	form, err := chargeForm(req)
+	form, err := chargeForm(t, req, key)
 	if err != nil {
 		return nil, err
 	}
@@ -42,18 +42,19 @@ func (p Provider) authorize(r *http.Request, t idempay.Target) {
 	}
 }
 
-// chargeForm returns the form parameters of the PaymentIntent that req creates:
-// amount (in Stripe's units), currency (lower case),
-// metadata[idempay_intent] and the caller's metadata, customer,
-// description, and every Extra parameter. With a Source it also sets
-// payment_method and confirm=true, and return_url if given; without a
+// chargeForm returns the form parameters of the PaymentIntent that req creates
+// under key: amount (in Stripe's units), currency (lower case),
+// metadata[idempay_intent], metadata[idempay_key] (the attempt's key) and
+// metadata[idempay_namespace] (t's namespace) with the caller's metadata,
+// customer, description, and every Extra parameter. With a Source it also sets payment_method, confirm=true,
+// metadata[idempay_confirm]=true, and return_url if given; without a
 // ReturnURL and without payment method settings in Extra it adds
 // automatic_payment_methods[enabled]=true and
 // automatic_payment_methods[allow_redirects]=never, because Stripe refuses
 // to confirm with redirect-capable methods enabled (its default) and
 // nowhere to return to. Without a Source the PaymentIntent is created
 // unconfirmed, for the customer to confirm on the client side.
-func chargeForm(req idempay.ChargeRequest) (url.Values, error) {
+func chargeForm(t idempay.Target, req idempay.ChargeRequest, key string) (url.Values, error) {
 	amount, err := toStripe(req.Currency, req.Amount)
 	if err != nil {
 		return nil, err
@@ -61,7 +62,7 @@ func chargeForm(req idempay.ChargeRequest) (url.Values, error) {
 	f := url.Values{}
 	f.Set("amount", strconv.FormatInt(amount, 10))
 	f.Set("currency", strings.ToLower(req.Currency))
-	wire.SetMetadata(f, IntentMetadataKey, req.IntentID, req.Metadata)
+	wire.SetTags(f, t, req.IntentID, key, req.Metadata)
 	wire.SetIf(f, "customer", req.Customer)
 	wire.SetIf(f, "description", req.Description)
 	for k, v := range req.Extra {
@@ -72,6 +73,7 @@ func chargeForm(req idempay.ChargeRequest) (url.Values, error) {
 	}
 	f.Set("payment_method", req.Source.Reveal())
 	f.Set("confirm", "true")
+	f.Set("metadata["+ConfirmMetadataKey+"]", "true")
 	wire.SetIf(f, "return_url", req.ReturnURL)
 	if req.ReturnURL == "" && !choosesMethods(req.Extra) {
 		f.Set("automatic_payment_methods[enabled]", "true")

@@ -35,7 +35,8 @@ func TestNewChargeRequest(t *testing.T) {
 	assert.Equal(t, url.Values{
 		"amount": {"1500"}, "currency": {"jpy"}, "payment_method": {"pm_card_visa"}, "confirm": {"true"},
 		"customer": {"cus_1"}, "description": {"Order o1"}, "capture_method": {"manual"},
-		"metadata[idempay_intent]": {"o1"}, "metadata[shop]": {"tokyo"},
+		"metadata[idempay_intent]": {"o1"}, "metadata[idempay_key]": {"key-1"},
+		"metadata[idempay_confirm]": {"true"}, "metadata[shop]": {"tokyo"},
 		"automatic_payment_methods[enabled]": {"true"}, "automatic_payment_methods[allow_redirects]": {"never"},
 	}, form)
 }
@@ -44,7 +45,7 @@ func TestFormShapes(t *testing.T) {
 	t.Run("no source: not confirmed", func(t *testing.T) {
 		req := valid()
 		req.Source = ""
-		f, err := chargeForm(req)
+		f, err := chargeForm(target(), req, "k")
 		require.NoError(t, err)
 		assert.Empty(t, f.Get("confirm"))
 		assert.Empty(t, f.Get("payment_method"))
@@ -53,7 +54,7 @@ func TestFormShapes(t *testing.T) {
 	t.Run("return URL allows redirects", func(t *testing.T) {
 		req := valid()
 		req.ReturnURL = "https://shop.example/back"
-		f, err := chargeForm(req)
+		f, err := chargeForm(target(), req, "k")
 		require.NoError(t, err)
 		assert.Equal(t, "https://shop.example/back", f.Get("return_url"))
 		assert.Empty(t, f.Get("automatic_payment_methods[allow_redirects]"))
@@ -61,7 +62,7 @@ func TestFormShapes(t *testing.T) {
 	t.Run("caller's method types win", func(t *testing.T) {
 		req := valid()
 		req.Extra = map[string]string{"payment_method_types[0]": "card"}
-		f, err := chargeForm(req)
+		f, err := chargeForm(target(), req, "k")
 		require.NoError(t, err)
 		assert.Equal(t, "card", f.Get("payment_method_types[0]"))
 		assert.Empty(t, f.Get("automatic_payment_methods[enabled]"))
@@ -69,7 +70,7 @@ func TestFormShapes(t *testing.T) {
 	t.Run("ISK in hundredths", func(t *testing.T) {
 		req := valid()
 		req.Currency, req.Amount = "ISK", 1500
-		f, err := chargeForm(req)
+		f, err := chargeForm(target(), req, "k")
 		require.NoError(t, err)
 		assert.Equal(t, "150000", f.Get("amount"))
 		assert.Equal(t, "isk", f.Get("currency"))

@@ -90,9 +90,9 @@ func TestStripeMockConformance(t *testing.T) {
 		// stripe-mock answers fixtures not tagged with the intent: each
 		// request was accepted (else the error would be Stripe's), and
 		// nothing settles the intent.
-		_, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{IntentID: "order-1", ProviderRef: "pi_123"})
+		_, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, IntentID: "order-1", ProviderRef: "pi_123"})
 		assert.ErrorIs(t, err, stripe.ErrForeignIntent, "retrieve by ID accepted, fixture not ours")
-		_, err = p.FindCharge(context.Background(), hc, tg, idempay.Record{IntentID: `o'1\x`})
+		_, err = p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, IntentID: `o'1\x`})
 		assert.ErrorIs(t, err, stripe.ErrNotIndexed, "search accepted, fixture not ours")
 	})
 

@@ -1,7 +1,6 @@
 package stripe
 
 import (
-	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
@@ -18,8 +17,9 @@ const (
 	// MaxAmount is the largest amount field Stripe accepts: eight digits,
 	// in Stripe's units (see Exponent).
 	MaxAmount = 99_999_999
-	// MaxMetadataKeys counts every metadata key, idempay_intent included,
-	// so a caller may set one fewer.
+	// MaxMetadataKeys counts every metadata key, idempay's included
+	// (idempay_intent, idempay_namespace, idempay_key, idempay_confirm), so
+	// a caller may set four fewer.
 	MaxMetadataKeys = 50
 	// MaxMetadataKeyLength and MaxMetadataValueLength are in characters.
 	MaxMetadataKeyLength   = 40
@@ -51,6 +51,10 @@ const (
 var ownParams = map[string]bool{"amount": true, "currency": true, "confirm": true, "payment_method": true,
 	"customer": true, "description": true, "return_url": true, "metadata": true}
 
+// reservedKeys are the metadata keys the adapter sets.
+var reservedKeys = map[string]bool{IntentMetadataKey: true, NamespaceMetadataKey: true, KeyMetadataKey: true,
+	ConfirmMetadataKey: true}
+
 var (
 	formName = regexp.MustCompile(`^[a-z_]+(\[[a-z0-9_]+\])*$`)
 	enums    = map[string][]string{
@@ -64,21 +68,21 @@ var (
 // refuse or what the adapter cannot send faithfully.
 func (p Provider) Validate(req idempay.ChargeRequest) error {
 	if p.APIVersion != "" && !wire.Printable(p.APIVersion) {
-		return invalid("Provider.APIVersion", "must be printable ASCII without spaces")
+		return wire.Invalid("Provider.APIVersion", "must be printable ASCII without spaces")
 	}
 	amount, err := toStripe(req.Currency, req.Amount)
 	if err != nil {
 		return err
 	}
 	if amount > MaxAmount {
-		return invalid("Amount", "%d in Stripe's units exceeds Stripe's maximum %d", amount, MaxAmount)
+		return wire.Invalid("Amount", "%d in Stripe's units exceeds Stripe's maximum %d", amount, MaxAmount)
 	}
 	if req.ReturnURL != "" {
 		if req.Source == "" {
-			return invalid("ReturnURL", "needs a Source: Stripe takes return_url only when confirming")
+			return wire.Invalid("ReturnURL", "needs a Source: Stripe takes return_url only when confirming")
 		}
 		if u, err := url.Parse(req.ReturnURL); err != nil || !u.IsAbs() {
-			return invalid("ReturnURL", "must be an absolute URL")
+			return wire.Invalid("ReturnURL", "must be an absolute URL")
 		}
 	}
 	if err := validateMetadata(req.Metadata); err != nil {
@@ -88,19 +92,19 @@ func (p Provider) Validate(req idempay.ChargeRequest) error {
 }
 
 func validateMetadata(m map[string]string) error {
-	if len(m) > MaxMetadataKeys-1 {
-		return invalid("Metadata", "has %d keys; Stripe allows %d, one of which idempay uses", len(m), MaxMetadataKeys)
+	if len(m) > MaxMetadataKeys-len(reservedKeys) {
+		return wire.Invalid("Metadata", "has %d keys; Stripe allows %d, %d of which idempay uses", len(m), MaxMetadataKeys, len(reservedKeys))
 	}
 	for k, v := range m {
 		switch {
-		case k == IntentMetadataKey:
-			return invalid("Metadata", "key %q is reserved for the intent ID", k)
+		case reservedKeys[k]:
+			return wire.Invalid("Metadata", "key %q is reserved for idempay's tags", k)
 		case utf8.RuneCountInString(k) > MaxMetadataKeyLength:
-			return invalid("Metadata", "key %q is longer than %d characters", k, MaxMetadataKeyLength)
+			return wire.Invalid("Metadata", "key %q is longer than %d characters", k, MaxMetadataKeyLength)
 		case strings.ContainsAny(k, "[]"):
-			return invalid("Metadata", "key %q has square brackets, which Stripe does not allow", k)
+			return wire.Invalid("Metadata", "key %q has square brackets, which Stripe does not allow", k)
 		case utf8.RuneCountInString(v) > MaxMetadataValueLength:
-			return invalid("Metadata", "value of %q is longer than %d characters", k, MaxMetadataValueLength)
+			return wire.Invalid("Metadata", "value of %q is longer than %d characters", k, MaxMetadataValueLength)
 		}
 	}
 	return nil
@@ -111,18 +115,14 @@ func validateExtra(extra map[string]string, confirming bool) error {
 		top, _, _ := strings.Cut(k, "[")
 		switch {
 		case !formName.MatchString(k):
-			return invalid("Extra", "key %q is not a Stripe form parameter name", k)
+			return wire.Invalid("Extra", "key %q is not a Stripe form parameter name", k)
 		case ownParams[top]:
-			return invalid("Extra", "key %q is set from the request's own fields", k)
+			return wire.Invalid("Extra", "key %q is set from the request's own fields", k)
 		case enums[k] != nil && !slices.Contains(enums[k], v):
-			return invalid("Extra", "%s must be one of %s, got %q", k, strings.Join(enums[k], ", "), v)
+			return wire.Invalid("Extra", "%s must be one of %s, got %q", k, strings.Join(enums[k], ", "), v)
 		case k == ExtraOffSession && !confirming:
-			return invalid("Extra", "%s needs a Source: Stripe takes it only when confirming", k)
+			return wire.Invalid("Extra", "%s needs a Source: Stripe takes it only when confirming", k)
 		}
 	}
 	return nil
-}
-
-func invalid(field, format string, args ...any) error {
-	return &idempay.ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

@@ -1,0 +1,124 @@
+package twoc2p
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/wire"
+)
+
+// Provider speaks 2C2P's PGW v4.3 for the Client; see the package
+// documentation.
+type Provider struct {
+	// MerchantID is the 2C2P merchant ID. Required.
+	MerchantID string
+	// PaymentChannel lists the channels offered to the customer. Default
+	// ["CC"].
+	PaymentChannel []string
+	// Request3DS is sent as request3DS when set: "Y", "N" or "F".
+	Request3DS string
+	// BackendReturnURL is where 2C2P notifies the merchant's server.
+	BackendReturnURL string
+	// TokenPath and InquiryPath default to TokenPath and InquiryPath under
+	// Config.BaseURL (for example https://sandbox-pgw.2c2p.com).
+	TokenPath   string
+	InquiryPath string
+	// IsDecline says which Payment Inquiry respCodes are a definite refusal
+	// of the payment. Default IsRefusal. A code it accepts ends the intent
+	// as failed: include only codes 2C2P confirms move no money.
+	IsDecline func(respCode string) bool
+	// Now is the clock for the exp and nbf claims of answers. Default
+	// time.Now.
+	Now func() time.Time
+	// NoLegacyInvoiceNo stops FindCharge from asking, after 2C2P does not
+	// know an intent's invoiceNo, about the spelling earlier idempay
+	// versions gave it. Set it once no intent charged by such a version
+	// can still be open.
+	NoLegacyInvoiceNo bool
+}
+
+// The default paths of Provider.
+const (
+	TokenPath   = "/payment/4.3/paymentToken"
+	InquiryPath = "/payment/4.3/paymentInquiry"
+)
+
+var (
+	_ idempay.Provider    = Provider{}
+	_ idempay.LookupGuard = Provider{}
+)
+
+// Name is "2c2p": the provider part of every KeyStore namespace.
+func (Provider) Name() string { return "2c2p" }
+
+// LookupBeforeResend is true: 2C2P answers a repeated invoiceNo with 9015
+// instead of a replay, so only Payment Inquiry can say what an earlier
+// attempt did.
+func (Provider) LookupBeforeResend() bool { return true }
+
+// extraKeys are the ChargeRequest.Extra keys the adapter understands.
+var extraKeys = [5]string{"userDefined1", "userDefined2", "userDefined3", "userDefined4", "userDefined5"}
+
+// Validate refuses, before anything is stored or signed, what a token
+// request could not carry: see the package documentation.
+func (p Provider) Validate(req idempay.ChargeRequest) error {
+	switch {
+	case req.Source != "":
+		return wire.Invalid("Source", "has no place in a 2C2P payment token request; the customer pays on webPaymentUrl")
+	case req.Customer != "":
+		return wire.Invalid("Customer", "has no place in a 2C2P payment token request")
+	case len(req.Metadata) > 0:
+		return wire.Invalid("Metadata", "has no place in a 2C2P payment token request; use Extra userDefined1 to userDefined5")
+	}
+	for k := range req.Extra {
+		if !slices.Contains(extraKeys[:], k) {
+			return wire.Invalid("Extra", "key %q is not one of userDefined1 to userDefined5", k)
+		}
+	}
+	pt, err := p.payload(req, req.Key)
+	if err != nil {
+		return err
+	}
+	return pt.Validate()
+}
+
+// payload builds the token request of req, to carry key.
+func (p Provider) payload(req idempay.ChargeRequest, key string) (idempay.TwoC2PPaymentToken, error) {
+	invoiceNo, err := p.invoiceNo(req.IntentID)
+	if err != nil {
+		return idempay.TwoC2PPaymentToken{}, err
+	}
+	pt := idempay.TwoC2PPaymentToken{
+		MerchantID:        p.MerchantID,
+		InvoiceNo:         invoiceNo,
+		Description:       cmp.Or(req.Description, req.IntentID),
+		Amount:            req.Amount,
+		Currency:          req.Currency,
+		PaymentChannel:    p.channels(),
+		IdempotencyID:     key,
+		Request3DS:        p.Request3DS,
+		FrontendReturnURL: req.ReturnURL,
+		BackendReturnURL:  p.BackendReturnURL,
+	}
+	for i, k := range extraKeys {
+		pt.UserDefined[i] = req.Extra[k]
+	}
+	return pt, nil
+}
+
+func (p Provider) channels() []string {
+	if len(p.PaymentChannel) == 0 {
+		return []string{"CC"}
+	}
+	return p.PaymentChannel
+}
+
+func (p Provider) invoiceNo(intentID string) (string, error) {
+	return idempay.TwoC2PInvoiceNo(intentID, idempay.TwoC2PHasQRChannel(p.channels()))
+}
+
+func (p Provider) signer(t idempay.Target) idempay.TwoC2PSigner {
+	return idempay.TwoC2PSigner{Secret: t.Credentials, Now: p.Now}
+}
