@@ -64,8 +64,8 @@ type OwnAPI struct {
 	RefundPath, CapturePath, CancelPath string
 	// OpLookup makes the adapter able to settle an operation without
 	// resending: GET on its path with ?refund_id=, ?capture_id= or
-	// ?cancel_id= answers it as the POST did (2xx) or 404 when there is
-	// none.
+	// ?cancel_id=, and &idempotency_key=<key>, answers the operation made
+	// under that key as the POST did (2xx), or 404 when there is none.
 	OpLookup bool
 	// EncodeOp builds the body of a refund, capture or cancel and its
 	// content type. Default: the JSON described at NewRefundRequest.

@@ -73,20 +73,22 @@ func (a OwnAPI) ReadCancel(resp *http.Response, body []byte) Verdict {
 	return a.readOp(OpCancel, resp, body)
 }
 
-// FindRefund looks the refund up by GET RefundPath?refund_id=, if OpLookup.
-func (a OwnAPI) FindRefund(ctx context.Context, hc *http.Client, t Target, op OpRequest, _ Record) (Verdict, error) {
-	return a.findOp(ctx, hc, t, op)
+// FindRefund looks the refund up by GET RefundPath?refund_id=&idempotency_key=
+// (the attempt's key, so that a server answers only what was done under
+// it), if OpLookup.
+func (a OwnAPI) FindRefund(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error) {
+	return a.findOp(ctx, hc, t, op, rec)
 }
 
 // FindCapture looks the capture up by GET CapturePath?capture_id=, if
 // OpLookup.
-func (a OwnAPI) FindCapture(ctx context.Context, hc *http.Client, t Target, op OpRequest, _ Record) (Verdict, error) {
-	return a.findOp(ctx, hc, t, op)
+func (a OwnAPI) FindCapture(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error) {
+	return a.findOp(ctx, hc, t, op, rec)
 }
 
 // FindCancel looks the cancel up by GET CancelPath?cancel_id=, if OpLookup.
-func (a OwnAPI) FindCancel(ctx context.Context, hc *http.Client, t Target, op OpRequest, _ Record) (Verdict, error) {
-	return a.findOp(ctx, hc, t, op)
+func (a OwnAPI) FindCancel(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error) {
+	return a.findOp(ctx, hc, t, op, rec)
 }
 
 func (a OwnAPI) opPath(t OpType) string {
@@ -202,12 +204,12 @@ func opStatusKind(t OpType, status string) Kind {
 	return KindUnknown
 }
 
-func (a OwnAPI) findOp(ctx context.Context, hc *http.Client, t Target, op OpRequest) (Verdict, error) {
+func (a OwnAPI) findOp(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error) {
 	if !a.OpLookup {
 		return Verdict{}, fmt.Errorf("%w: OwnAPI.OpLookup is not set", ErrNoLookup)
 	}
 	u := t.BaseURL.JoinPath(a.opPath(op.Type))
-	u.RawQuery = url.Values{opIDField(op.Type): {op.ID}}.Encode()
+	u.RawQuery = url.Values{opIDField(op.Type): {op.ID}, "idempotency_key": {rec.Key}}.Encode()
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return Verdict{}, err

@@ -147,8 +147,9 @@ func (s *Server) sendOp(w http.ResponseWriter, fault Fault, resp faults.Stored, 
 }
 
 // handleOpLookup answers GET ?refund_id= (capture_id, cancel_id) with the
-// merchant's operation (200, the body of its answer) or 404. It reads the
-// op ledger, so it works after the key's retention, and is never faulted.
+// merchant's operation (200, the body of its answer) or 404; with
+// &idempotency_key=K, only an operation made under K. It reads the op
+// ledger, so it works after the key's retention, and is never faulted.
 func (s *Server) handleOpLookup(w http.ResponseWriter, r *http.Request, t opType) {
 	s.stats.opLookup()
 	merchant, ok := s.merchant(r)
@@ -162,6 +163,9 @@ func (s *Server) handleOpLookup(w http.ResponseWriter, r *http.Request, t opType
 		return
 	}
 	op, found := s.ops.find(t, merchant, id)
+	if key := r.URL.Query().Get("idempotency_key"); found && key != "" && op.Key != key {
+		found = false // made, but under another attempt's key
+	}
 	if !found {
 		writeJSON(w, http.StatusNotFound, (&apiError{Type: typeInvalid, Code: "resource_missing",
 			Param: t.idField, Message: "no such " + t.name}).body())

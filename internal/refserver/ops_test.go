@@ -89,10 +89,12 @@ func TestRefundContract(t *testing.T) {
 		t.Fatalf("lookup %s", found.body)
 	}
 	mustStatus(t, get(t, c, http.MethodGet, ts.URL+DefaultRefundPath+"?refund_id=rf-2"), http.StatusNotFound)
+	mustStatus(t, get(t, c, http.MethodGet, ts.URL+DefaultRefundPath+"?refund_id=rf-1&idempotency_key=k1"), http.StatusOK)
+	mustStatus(t, get(t, c, http.MethodGet, ts.URL+DefaultRefundPath+"?refund_id=rf-1&idempotency_key=k9"), http.StatusNotFound)
 	if s.Ops().Count("rf-1") != 1 || s.Ops().Refunded("o") != 1000 || s.Ops().Check() != nil {
 		t.Fatalf("ops %+v, check %v", s.Ops().Ops(), s.Ops().Check())
 	}
-	if st := s.Stats().Ops; st.Requests != 5 || st.Replays != 2 || st.Lookups != 2 || len(st.KeysByID["rf-1"]) != 1 {
+	if st := s.Stats().Ops; st.Requests != 5 || st.Replays != 2 || st.Lookups != 4 || len(st.KeysByID["rf-1"]) != 1 {
 		t.Fatalf("stats %+v", st)
 	}
 }
