@@ -11,14 +11,14 @@ import (
 // capture and cancel made of it, with the state of each. Client.Ledger
 // returns it; it is a snapshot, true of the store when it was read.
 type Ledger struct {
-	IntentID   string
+	IntentID   string // the charged intent
 	ChargeID   string // the provider's ID of the charge
-	Currency   string
-	Amount     int64 // charged; for an authorisation, authorised
-	Authorized bool  // the charge was made with manual capture
-	Captured   int64 // moved to the merchant: Amount unless Authorized, else the settled capture's amount
-	Canceled   bool  // the authorisation was voided
-	Refunded   int64 // refunds that succeeded
+	Currency   string // the charge's, upper-case ISO 4217
+	Amount     int64  // charged; for an authorisation, authorised
+	Authorized bool   // the charge was made with manual capture
+	Captured   int64  // moved to the merchant: Amount unless Authorized, else the settled capture's amount
+	Canceled   bool   // the authorisation was voided
+	Refunded   int64  // refunds that succeeded
 	// RefundsInFlight is the sum of the refunds pending or unknown: they
 	// may still move money, so they count against Refundable until they
 	// settle.
@@ -32,12 +32,12 @@ type Ledger struct {
 // LedgerOp is one refund, capture or cancel of an intent, as its own
 // record in the store says.
 type LedgerOp struct {
-	Type    OpType
-	OpID    string
+	Type    OpType // refund, capture or cancel
+	OpID    string // the caller's operation ID
 	Attempt int    // the operation's attempt this entry stands for
 	Key     string // its key
-	Amount  int64
-	State   State // open: the outcome is unknown; pending; succeeded; failed (it moved no money)
+	Amount  int64  // refunded or captured (authorised, for a cancel), in minor units
+	State   State  // open: the outcome is unknown; pending; succeeded; failed (it moved no money)
 }
 
 // Outcome is what the entry's state means for the money.

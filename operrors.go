@@ -68,11 +68,11 @@ var (
 // AmountError is a refund or capture refused for its amount before
 // anything was sent. It matches ErrRefundExceeds or ErrCaptureExceeds.
 type AmountError struct {
-	Type      OpType
-	IntentID  string
-	Requested int64 // the operation's amount
-	Available int64 // what was left: refundable, counting refunds pending and unknown; or authorised
-	Currency  string
+	Type      OpType // refund or capture
+	IntentID  string // the intent refunded or captured
+	Requested int64  // the operation's amount
+	Available int64  // what was left: refundable, counting refunds pending and unknown; or authorised
+	Currency  string // the charge's
 }
 
 // Error names the amounts.

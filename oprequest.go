@@ -65,19 +65,19 @@ type CaptureRequest struct {
 	// Amount to capture in minor units; zero captures the whole
 	// authorisation. A partial capture releases the rest, as providers do.
 	Amount   int64
-	Currency string // the charge's currency; required
-	Metadata map[string]string
-	Key      string
+	Currency string            // the charge's currency; required
+	Metadata map[string]string // attached to the provider's capture, where it keeps any
+	Key      string            // the idempotency key instead of a generated one, if set
 }
 
 // CancelRequest voids an authorisation that was not captured, exactly
 // once. CancelID plays RefundID's part.
 type CancelRequest struct {
-	CancelID string // the caller's ID of this cancel; required
-	IntentID string // the authorised intent; required
-	Reason   string // optional, as RefundRequest.Reason
-	Metadata map[string]string
-	Key      string
+	CancelID string            // the caller's ID of this cancel; required
+	IntentID string            // the authorised intent; required
+	Reason   string            // optional, as RefundRequest.Reason
+	Metadata map[string]string // attached to the provider's cancel, where it keeps any
+	Key      string            // the idempotency key instead of a generated one, if set
 }
 
 // Validate checks r the way Client.Refund does before anything is stored

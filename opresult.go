@@ -10,7 +10,7 @@ import (
 // is pending at the provider. Adapters return it in Verdict.Operation with
 // ID, Status, State, Amount and Currency; the Client fills the rest.
 type Operation struct {
-	Type      OpType `json:"type"`
+	Type      OpType `json:"type"`       // refund, capture or cancel
 	OpID      string `json:"op_id"`      // the caller's operation ID (RefundID, ...)
 	IntentID  string `json:"intent_id"`  // the intent acted on
 	Key       string `json:"key"`        // the idempotency key sent
@@ -54,13 +54,13 @@ func operationOf(t OpType, intentID string, ch *Charge) *Operation {
 // up (a bare *ValidationError, outcome failed). It reads as ChargeError
 // does; OutcomeOf gives its Outcome.
 type OpError struct {
-	Type     OpType
-	OpID     string // the caller's operation ID
-	IntentID string // the intent acted on
-	Key      string // the operation's key, once reserved
-	Outcome  Outcome
-	Attempts int   // requests that left this process for this call
-	Err      error // the cause: a sentinel, an *AmountError, an *APIError, a transport error
+	Type     OpType  // refund, capture or cancel
+	OpID     string  // the caller's operation ID
+	IntentID string  // the intent acted on
+	Key      string  // the operation's key, once reserved
+	Outcome  Outcome // what is known about the money
+	Attempts int     // requests that left this process for this call
+	Err      error   // the cause: a sentinel, an *AmountError, an *APIError, a transport error
 }
 
 // Error names the operation, its intent, the outcome, the attempts and

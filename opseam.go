@@ -8,6 +8,7 @@ import (
 // OpRequest is a refund, capture or cancel as an adapter builds it: the
 // caller's request, completed by the Client from the intent's records.
 type OpRequest struct {
+	// Type is the operation: refund, capture or cancel.
 	Type OpType
 	// ID is the caller's operation ID (RefundRequest.RefundID, ...).
 	// Adapters tag the provider's object with it where they can (metadata
@@ -24,9 +25,9 @@ type OpRequest struct {
 	// Client has read it (zero in ValidateCapture); a cancel carries the
 	// authorised amount.
 	Amount   int64
-	Currency string // upper-case ISO 4217: the charge's
-	Reason   string // RefundRequest.Reason or CancelRequest.Reason
-	Metadata map[string]string
+	Currency string            // upper-case ISO 4217: the charge's
+	Reason   string            // RefundRequest.Reason or CancelRequest.Reason
+	Metadata map[string]string // the caller's, to attach to the provider's object
 }
 
 // Refunder is implemented by providers that can refund a charge. Its

@@ -14,7 +14,10 @@ type refusal struct{ err error }
 
 func refuse(err error) error { return &refusal{err: err} }
 
+// Error is the guard's reason.
 func (r *refusal) Error() string { return r.err.Error() }
+
+// Unwrap returns the guard's error.
 func (r *refusal) Unwrap() error { return r.err }
 
 func isRefusal(err error) bool {

@@ -33,12 +33,14 @@ type RefundServer interface {
 // instances, with the provider's faults on; then every unknown refund issued
 // again with faults off.
 type RefundConfig struct {
+	// Intents, RefundsPer, Workers, Clients and Duplicate size the run as
+	// the type's doc says.
 	Intents, RefundsPer, Workers, Clients, Duplicate int
-	Amount                                           int64
-	Currency                                         string
-	Seed                                             uint64
-	Server                                           RefundServer
-	Intent                                           func(i int) string
+	Amount                                           int64              // charged per intent, minor units
+	Currency                                         string             // of the charges and refunds
+	Seed                                             uint64             // draws the refunds' amounts and order
+	Server                                           RefundServer       // the fake's books
+	Intent                                           func(i int) string // names intent i
 	// Charge charges intent i, with faults off; it must succeed.
 	Charge func(ctx context.Context, i int) error
 	// Refund refunds through instance client (0 to Clients-1).
@@ -50,12 +52,12 @@ type RefundConfig struct {
 	// (issued once, so Lose must cover the client's MaxAttempts requests),
 	// which must end the first pass unknown and the second settled.
 	Lose      func(refundID string)
-	LostEvery int
+	LostEvery int // how many intents apart the lost refunds are; 0 for none
 }
 
 // RefundReport is what a refund run saw.
 type RefundReport struct {
-	Intents, Refunds, Calls int
+	Intents, Refunds, Calls int   // intents, distinct refunds, Refund calls of the first pass
 	Succeeded, Refused      int   // final outcomes
 	Unknown                 int   // refunds unknown after the first pass
 	Settled                 int   // of which the second pass settled

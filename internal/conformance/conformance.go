@@ -28,9 +28,9 @@ import (
 
 // Subject is an adapter under test and a server that speaks its format.
 type Subject struct {
-	Provider    idempay.Provider
-	BaseURL     string
-	Credentials idempay.Secret
+	Provider    idempay.Provider // the adapter
+	BaseURL     string           // its fake server
+	Credentials idempay.Secret   // what the fake accepts, if it checks
 	// Charge is a request the server charges at once, for intentID, of
 	// Amount in Currency.
 	Charge func(intentID string) idempay.ChargeRequest
@@ -38,8 +38,8 @@ type Subject struct {
 	// when the adapter has no manual capture (Capturer and Canceller are
 	// then checked without a server only).
 	Manual   func(intentID string) idempay.ChargeRequest
-	Amount   int64
-	Currency string
+	Amount   int64  // what Charge and Manual charge, in minor units
+	Currency string // and in what
 	// Store makes a fresh store for each rule; default memstore.New.
 	Store func() idempay.KeyStore
 }

@@ -176,7 +176,7 @@ func (l *OpLedger) violations(sc scope) []string {
 
 // OpViolationError lists what OpLedger.Check found.
 type OpViolationError struct {
-	Violations []string
+	Violations []string // one sentence each, sorted
 }
 
 // Error lists the violations.
