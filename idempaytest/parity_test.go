@@ -41,6 +41,11 @@ var sentinels = map[string]error{
 	"ErrKeyMismatch": idempay.ErrKeyMismatch, "ErrAlreadyResolved": idempay.ErrAlreadyResolved,
 	"ErrLeaseLost": idempay.ErrLeaseLost, "ErrClaimFinished": idempay.ErrClaimFinished,
 	"ErrTwoC2PNoSecret": idempay.ErrTwoC2PNoSecret, "ErrTwoC2PSignature": idempay.ErrTwoC2PSignature,
+	"ErrNotSupported": idempay.ErrNotSupported, "ErrChargeNotSucceeded": idempay.ErrChargeNotSucceeded,
+	"ErrNotRefundable": idempay.ErrNotRefundable, "ErrRefundExceeds": idempay.ErrRefundExceeds,
+	"ErrCaptureExceeds": idempay.ErrCaptureExceeds, "ErrNotAuthorization": idempay.ErrNotAuthorization,
+	"ErrAuthorizationClosed": idempay.ErrAuthorizationClosed, "ErrAuthorized": idempay.ErrAuthorized,
+	"ErrCanceled": idempay.ErrCanceled, "ErrClaimAged": idempay.ErrClaimAged,
 }
 
 // payments is what a parity scenario calls. *idempay.Client and
