@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idempay/idempay/internal/refserver"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // DuplicateChargeError is returned by Server.CheckNoDuplicates when some
@@ -38,21 +38,21 @@ func (e *DuplicateChargeError) Error() string {
 }
 
 // CheckNoDuplicates returns a *DuplicateChargeError if the server charged
-// any intent more than once, and nil otherwise.
+// any intent more than once, and nil otherwise. CheckMoney checks refunds,
+// captures and cancels too.
 func (s *Server) CheckNoDuplicates() error {
-	err := s.api.Ledger().Check()
-	var dup *refserver.DuplicateChargeError
-	if !errors.As(err, &dup) {
-		return err // nil: the ledger returns nothing else
+	var me *fakes.MoneyError
+	if !errors.As(s.api.Ledger().Check(), &me) {
+		return nil
 	}
 	out := &DuplicateChargeError{}
-	for _, d := range dup.Duplicates {
-		x := Duplicate{IntentID: d[0].Intent}
-		for _, c := range d {
-			x.Keys = append(x.Keys, c.Key)
-			x.ChargeIDs = append(x.ChargeIDs, c.ID)
+	for _, v := range me.Violations {
+		if v.Kind == fakes.ChargedTwice {
+			out.Duplicates = append(out.Duplicates, Duplicate{IntentID: v.Intent, Keys: v.Keys, ChargeIDs: v.IDs})
 		}
-		out.Duplicates = append(out.Duplicates, x)
+	}
+	if out.Duplicates == nil {
+		return nil
 	}
 	return out
 }

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // IntentMetadataKey is the metadata key under which idempay's Omise
@@ -211,7 +211,7 @@ func (st *chargeStore) consume(account, id string) bool {
 	return true
 }
 
-func (st *chargeStore) add(c *Charge, ledger *faults.Ledger) {
+func (st *chargeStore) add(c *Charge, ledger *fakes.Ledger) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.byID[c.ID] = c
@@ -224,8 +224,8 @@ func (st *chargeStore) add(c *Charge, ledger *faults.Ledger) {
 	}
 }
 
-func entry(c *Charge) faults.Charge {
-	return faults.Charge{ID: c.ID, Merchant: c.account, Intent: c.intentOf(), Key: c.key,
+func entry(c *Charge) fakes.Charge {
+	return fakes.Charge{ID: c.ID, Merchant: c.account, Intent: c.intentOf(), Key: c.key,
 		Amount: c.Amount, Currency: c.Currency, Time: c.at}
 }
 
@@ -239,7 +239,7 @@ func (st *chargeStore) get(id string) (Charge, bool) {
 	return c.clone(), true
 }
 
-func (st *chargeStore) complete(id string, succeed bool, ledger *faults.Ledger) bool {
+func (st *chargeStore) complete(id string, succeed bool, ledger *fakes.Ledger) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	c, ok := st.byID[id]

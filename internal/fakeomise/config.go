@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
 )
 
@@ -43,7 +44,7 @@ type Config struct {
 	LookupFailures float64
 	// Faults are the probabilities of each fault per charge request, drawn
 	// from a source seeded with Seed.
-	Faults faults.Rates
+	Faults fakes.Rates
 	Seed   uint64 // the same seed and order of requests give the same faults
 	// RetryAfter is sent, in whole seconds, with injected 503s.
 	RetryAfter time.Duration

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
 )
 
@@ -13,7 +14,7 @@ import (
 type createReq struct {
 	account, key, intent, fp string
 	params                   createParams
-	fault                    faults.Fault
+	fault                    fakes.Fault
 }
 
 // handleCreate runs POST /charges through its life: arrival (hook,
@@ -29,10 +30,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	a := &answer{s: s, w: w, intent: intent}
 	fault := s.faults.Draw(key, intent)
 	switch fault {
-	case faults.Pre:
+	case fakes.Pre:
 		a.drop(fault)
 		return
-	case faults.Unavailable:
+	case fakes.Unavailable:
 		s.stats.fault(fault)
 		w.Header().Set("Retry-After", strconv.Itoa(int(s.cfg.RetryAfter/time.Second)))
 		a.fail("service_unavailable", "the service is temporarily unavailable")
@@ -82,10 +83,10 @@ func (s *Server) process(a *answer, c createReq, commit func(faults.Stored, func
 	p := c.params
 	what := strings.ToLower(p.card + p.source)
 	switch {
-	case c.fault == faults.Mid: // the crash: nothing charged, the claim (if any) left to its lease
+	case c.fault == fakes.Mid: // the crash: nothing charged, the claim (if any) left to its lease
 		a.drop(c.fault)
 		return
-	case c.fault == faults.Internal:
+	case c.fault == fakes.Internal:
 		s.stats.fault(c.fault)
 		release()
 		a.fail("backend_error", "an internal error occurred")
@@ -141,14 +142,14 @@ type answer struct {
 	intent string
 }
 
-func (a *answer) drop(f faults.Fault) {
+func (a *answer) drop(f fakes.Fault) {
 	a.s.stats.fault(f)
 	faults.Drop(a.w, a.s.cfg.DropWithReset)
 }
 
 // reply sends an answer, unless a Post fault loses it.
-func (a *answer) reply(resp faults.Stored, f faults.Fault) {
-	if f == faults.Post {
+func (a *answer) reply(resp faults.Stored, f fakes.Fault) {
+	if f == fakes.Post {
 		a.drop(f)
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
 )
 
@@ -13,7 +14,7 @@ import (
 // httptest.NewServer, or use Start. Its methods are safe for concurrent use.
 type Server struct {
 	cfg     Config
-	ledger  *faults.Ledger
+	ledger  *fakes.Ledger
 	faults  *faults.Injector
 	keys    *faults.KeyTable
 	charges *chargeStore
@@ -33,7 +34,7 @@ func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	return &Server{
 		cfg:     cfg,
-		ledger:  &faults.Ledger{},
+		ledger:  &fakes.Ledger{},
 		faults:  faults.NewInjector(cfg.Faults, cfg.Seed),
 		keys:    faults.NewKeyTable(cfg.Lease, cfg.Retention),
 		charges: newChargeStore(),
@@ -43,25 +44,25 @@ func New(cfg Config) *Server {
 }
 
 // Ledger returns the record of real charges.
-func (s *Server) Ledger() *faults.Ledger { return s.ledger }
+func (s *Server) Ledger() *fakes.Ledger { return s.ledger }
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats { return s.stats.snapshot() }
 
 // SetFaults replaces the random fault rates; scripts are not affected.
-func (s *Server) SetFaults(r faults.Rates) error { return s.faults.SetRates(r) }
+func (s *Server) SetFaults(r fakes.Rates) error { return s.faults.SetRates(r) }
 
 // SetLookupFailures replaces the probability that a lookup answers 503.
 func (s *Server) SetLookupFailures(p float64) error { return s.lookups.set(p) }
 
 // InjectKey scripts the faults of the next requests carrying key.
-func (s *Server) InjectKey(key string, f ...faults.Fault) { s.faults.ScriptKey(key, f...) }
+func (s *Server) InjectKey(key string, f ...fakes.Fault) { s.faults.ScriptKey(key, f...) }
 
 // InjectIntent scripts the faults of the next requests of an idempay intent.
-func (s *Server) InjectIntent(intent string, f ...faults.Fault) { s.faults.ScriptIntent(intent, f...) }
+func (s *Server) InjectIntent(intent string, f ...fakes.Fault) { s.faults.ScriptIntent(intent, f...) }
 
 // InjectNext scripts the faults of the next charge requests.
-func (s *Server) InjectNext(f ...faults.Fault) { s.faults.ScriptNext(f...) }
+func (s *Server) InjectNext(f ...fakes.Fault) { s.faults.ScriptNext(f...) }
 
 // Complete finishes a pending charge (3-D Secure or an offsite source) as
 // the customer would: it succeeds (or is authorised, with capture false)

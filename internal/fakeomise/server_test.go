@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 type reply struct {
@@ -153,7 +153,7 @@ func TestIdempotencyKey(t *testing.T) {
 
 func TestPostFaultChargesThenDrops(t *testing.T) {
 	c := newClient(t, Config{})
-	c.srv.InjectIntent("o", faults.Post)
+	c.srv.InjectIntent("o", fakes.Post)
 	if _, err := c.do(http.MethodPost, "/charges", "", pay("o", "tokn_1"), "skey_test", ""); err == nil {
 		t.Fatal("the Post fault answered")
 	}
@@ -166,7 +166,7 @@ func TestPostFaultChargesThenDrops(t *testing.T) {
 }
 
 func TestListAndRetrieve(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c := newClient(t, Config{Now: clock.Now, ListDelay: time.Minute})
 	var ids []string
 	for i := range 5 {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // Stats counts what the server saw and did.
@@ -16,7 +16,7 @@ type Stats struct {
 	// KeysByIntent lists the distinct keys sent for each idempay intent.
 	KeysByIntent map[string][]string
 	// Faults counts the faults applied, by kind.
-	Faults map[faults.Fault]int
+	Faults map[fakes.Fault]int
 	// Statuses counts the answers sent to charge requests, by status.
 	Statuses map[int]int
 	// ErrorCodes counts the error codes answered to charge requests.
@@ -33,7 +33,7 @@ type counters struct {
 }
 
 func newCounters() *counters {
-	return &counters{s: Stats{KeysByIntent: map[string][]string{}, Faults: map[faults.Fault]int{},
+	return &counters{s: Stats{KeysByIntent: map[string][]string{}, Faults: map[fakes.Fault]int{},
 		Statuses: map[int]int{}, ErrorCodes: map[string]int{}, Answered: map[string]bool{}}}
 }
 
@@ -52,7 +52,7 @@ func (c *counters) arrive(key, intent string) {
 	})
 }
 
-func (c *counters) fault(f faults.Fault) { c.update(func(s *Stats) { s.Faults[f]++ }) }
+func (c *counters) fault(f fakes.Fault) { c.update(func(s *Stats) { s.Faults[f]++ }) }
 
 func (c *counters) answered(intent string, status int, code string) {
 	c.update(func(s *Stats) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
 )
 
@@ -29,7 +30,7 @@ type Config struct {
 	SearchDelay time.Duration
 	// Faults are the probabilities of each fault per charge request, drawn
 	// from a source seeded with Seed.
-	Faults faults.Rates
+	Faults fakes.Rates
 	Seed   uint64 // the same seed and order of requests give the same faults
 	// StoreFailureOnDecline answers a declined confirmation with a 500
 	// stored under its key, as Stripe does when a request fails after it

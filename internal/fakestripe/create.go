@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
 )
 
@@ -16,7 +17,7 @@ type createReq struct {
 	intent  string
 	params  createParams
 	fp      string
-	fault   faults.Fault
+	fault   fakes.Fault
 }
 
 // handleCreate runs POST /v1/payment_intents through its life: arrival
@@ -32,10 +33,10 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 	a := &answer{s: s, w: w, intent: intent}
 	fault := s.faults.Draw(key, intent)
 	switch fault {
-	case faults.Pre:
+	case fakes.Pre:
 		a.drop(fault)
 		return
-	case faults.Unavailable:
+	case fakes.Unavailable:
 		s.stats.fault(fault)
 		w.Header().Set("Retry-After", strconv.Itoa(int(s.cfg.RetryAfter/time.Second)))
 		a.send(http.StatusServiceUnavailable, (&apiError{Type: typeAPI, Message: "Stripe is temporarily unavailable."}).body(), false)
@@ -93,10 +94,10 @@ func (s *Server) execute(a *answer, c createReq) {
 // answer and the effect together, or reports that the claim was lost.
 func (s *Server) process(a *answer, c createReq, commit func(faults.Stored, func()) bool) {
 	switch c.fault {
-	case faults.Mid: // the crash: nothing charged, nothing stored, the claim left to its lease
+	case fakes.Mid: // the crash: nothing charged, nothing stored, the claim left to its lease
 		a.drop(c.fault)
 		return
-	case faults.Internal:
+	case fakes.Internal:
 		s.stats.fault(c.fault)
 		resp := faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: typeAPI,
 			Message: "An unknown error occurred while processing the request."}).body()}
@@ -146,7 +147,7 @@ type answer struct {
 	intent string
 }
 
-func (a *answer) drop(f faults.Fault) {
+func (a *answer) drop(f fakes.Fault) {
 	a.s.stats.fault(f)
 	faults.Drop(a.w, a.s.cfg.DropWithReset)
 }
@@ -157,8 +158,8 @@ func (a *answer) inUse() {
 }
 
 // reply sends a stored answer, unless a Post fault loses it.
-func (a *answer) reply(resp faults.Stored, replayed bool, f faults.Fault) {
-	if f == faults.Post {
+func (a *answer) reply(resp faults.Stored, replayed bool, f fakes.Fault) {
+	if f == fakes.Post {
 		a.drop(f)
 		return
 	}

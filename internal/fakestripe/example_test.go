@@ -6,8 +6,8 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
 )
 
 // Stripe stores a 500 produced while executing, and answers every retry
@@ -15,7 +15,7 @@ import (
 func Example() {
 	srv, base, stop := fakestripe.Start(fakestripe.Config{})
 	defer stop()
-	srv.InjectNext(faults.Internal)
+	srv.InjectNext(fakes.Internal)
 
 	form := url.Values{"amount": {"1500"}, "currency": {"jpy"}, "metadata[idempay_intent]": {"order-1"}}
 	for range 2 {

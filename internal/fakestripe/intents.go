@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // PaymentIntent is the fake's PaymentIntent, in Stripe's JSON shape (the
@@ -74,8 +74,8 @@ func (pi *PaymentIntent) charged() bool {
 	return pi.Status == "succeeded" || pi.Status == "requires_capture"
 }
 
-func (pi *PaymentIntent) ledgerEntry(now time.Time) faults.Charge {
-	return faults.Charge{ID: pi.ID, Merchant: pi.account, Intent: pi.Metadata[IntentMetadataKey], Key: pi.key,
+func (pi *PaymentIntent) ledgerEntry(now time.Time) fakes.Charge {
+	return fakes.Charge{ID: pi.ID, Merchant: pi.account, Intent: pi.Metadata[IntentMetadataKey], Key: pi.key,
 		Amount: pi.Amount, Currency: pi.Currency, Time: now}
 }
 
@@ -148,7 +148,7 @@ type intentStore struct {
 func newIntentStore() *intentStore { return &intentStore{byID: map[string]*PaymentIntent{}} }
 
 // add stores pi and, if it charged, records it in the ledger.
-func (st *intentStore) add(pi *PaymentIntent, now time.Time, ledger *faults.Ledger) {
+func (st *intentStore) add(pi *PaymentIntent, now time.Time, ledger *fakes.Ledger) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.byID[pi.ID] = pi
@@ -168,7 +168,7 @@ func (st *intentStore) get(id string) (*PaymentIntent, bool) {
 	return &c, true
 }
 
-func (st *intentStore) complete(id string, succeed bool, now time.Time, ledger *faults.Ledger) bool {
+func (st *intentStore) complete(id string, succeed bool, now time.Time, ledger *fakes.Ledger) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	pi, ok := st.byID[id]

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
 )
 
@@ -17,7 +18,7 @@ const IntentMetadataKey = "idempay_intent"
 // httptest.NewServer, or use Start. Its methods are safe for concurrent use.
 type Server struct {
 	cfg     Config
-	ledger  *faults.Ledger
+	ledger  *fakes.Ledger
 	faults  *faults.Injector
 	keys    *faults.KeyTable
 	intents *intentStore
@@ -33,7 +34,7 @@ func New(cfg Config) *Server {
 	cfg = cfg.withDefaults()
 	return &Server{
 		cfg:     cfg,
-		ledger:  &faults.Ledger{},
+		ledger:  &fakes.Ledger{},
 		faults:  faults.NewInjector(cfg.Faults, cfg.Seed),
 		keys:    faults.NewKeyTable(cfg.Lease, cfg.Retention),
 		intents: newIntentStore(),
@@ -42,22 +43,22 @@ func New(cfg Config) *Server {
 }
 
 // Ledger returns the record of real charges.
-func (s *Server) Ledger() *faults.Ledger { return s.ledger }
+func (s *Server) Ledger() *fakes.Ledger { return s.ledger }
 
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats { return s.stats.snapshot() }
 
 // SetFaults replaces the random fault rates; scripts are not affected.
-func (s *Server) SetFaults(r faults.Rates) error { return s.faults.SetRates(r) }
+func (s *Server) SetFaults(r fakes.Rates) error { return s.faults.SetRates(r) }
 
 // InjectKey scripts the faults of the next requests carrying key.
-func (s *Server) InjectKey(key string, f ...faults.Fault) { s.faults.ScriptKey(key, f...) }
+func (s *Server) InjectKey(key string, f ...fakes.Fault) { s.faults.ScriptKey(key, f...) }
 
 // InjectIntent scripts the faults of the next requests of an idempay intent.
-func (s *Server) InjectIntent(intent string, f ...faults.Fault) { s.faults.ScriptIntent(intent, f...) }
+func (s *Server) InjectIntent(intent string, f ...fakes.Fault) { s.faults.ScriptIntent(intent, f...) }
 
 // InjectNext scripts the faults of the next charge requests.
-func (s *Server) InjectNext(f ...faults.Fault) { s.faults.ScriptNext(f...) }
+func (s *Server) InjectNext(f ...fakes.Fault) { s.faults.ScriptNext(f...) }
 
 // ServeHTTP routes the three endpoints the adapter uses.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

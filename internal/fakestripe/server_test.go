@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 type reply struct {
@@ -97,7 +97,7 @@ func TestReplayOfSuccess(t *testing.T) {
 // Stripe stores a 500 produced while executing and replays it.
 func TestStoredServerError(t *testing.T) {
 	c := newClient(t, Config{})
-	c.srv.InjectKey("k1", faults.Internal)
+	c.srv.InjectKey("k1", fakes.Internal)
 	first, again := c.create("k1", pay("o1")), c.create("k1", pay("o1"))
 	if first.status != 500 || again.status != 500 || again.header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("got %d then %d (replayed %q)", first.status, again.status, again.header.Get("Idempotent-Replayed"))
@@ -120,9 +120,9 @@ func TestOtherParametersUnderKey(t *testing.T) {
 // A crashed request holds its key until the lease ends; then the next
 // request takes over and charges once.
 func TestLeaseAfterCrash(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c := newClient(t, Config{Now: clock.Now, Lease: time.Second})
-	c.srv.InjectKey("k1", faults.Mid)
+	c.srv.InjectKey("k1", fakes.Mid)
 	if _, err := c.do(http.MethodPost, "/v1/payment_intents", "k1", pay("o1")); err == nil {
 		t.Fatal("the Mid fault answered")
 	}
@@ -170,7 +170,7 @@ func TestParameterRules(t *testing.T) {
 }
 
 func TestRetentionForgetsKeys(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c := newClient(t, Config{Now: clock.Now})
 	c.create("k1", pay("o1"))
 	clock.Advance(24 * time.Hour)
@@ -181,7 +181,7 @@ func TestRetentionForgetsKeys(t *testing.T) {
 }
 
 func TestSearchLagsAndRetrieve(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	c := newClient(t, Config{Now: clock.Now, SearchDelay: time.Minute})
 	id := c.create("k1", pay("o'1"))
 	search := func() int {

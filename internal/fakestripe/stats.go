@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // Stats counts what the server saw and did.
@@ -19,7 +19,7 @@ type Stats struct {
 	// Replays counts replayed answers actually sent.
 	Replays int
 	// Faults counts the faults applied, by kind.
-	Faults map[faults.Fault]int
+	Faults map[fakes.Fault]int
 	// Statuses counts the answers sent to charge requests, by status.
 	Statuses map[int]int
 	// Retrievals and Searches count lookups by ID and by search.
@@ -35,7 +35,7 @@ type counters struct {
 }
 
 func newCounters() *counters {
-	return &counters{s: Stats{KeysByIntent: map[string][]string{}, Faults: map[faults.Fault]int{},
+	return &counters{s: Stats{KeysByIntent: map[string][]string{}, Faults: map[fakes.Fault]int{},
 		Statuses: map[int]int{}, LastReplayed: map[string]bool{}}}
 }
 
@@ -54,7 +54,7 @@ func (c *counters) arrive(key, intent string) {
 	})
 }
 
-func (c *counters) fault(f faults.Fault) { c.update(func(s *Stats) { s.Faults[f]++ }) }
+func (c *counters) fault(f fakes.Fault) { c.update(func(s *Stats) { s.Faults[f]++ }) }
 
 // answered counts a charge answer that was actually written.
 func (c *counters) answered(intent string, status int, replayed bool) {

@@ -3,6 +3,8 @@ package faults
 import (
 	"math/rand/v2"
 	"sync"
+
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // Injector decides the fault of each charge request: a scripted one if any
@@ -13,16 +15,16 @@ import (
 type Injector struct {
 	mu       sync.Mutex
 	rng      *rand.Rand // not goroutine-safe: guarded by mu
-	rates    Rates
-	byKey    map[string][]Fault
-	byIntent map[string][]Fault
-	next     []Fault
+	rates    fakes.Rates
+	byKey    map[string][]fakes.Fault
+	byIntent map[string][]fakes.Fault
+	next     []fakes.Fault
 }
 
 // NewInjector returns an injector drawing with rates from a source seeded
 // with seed. It panics on invalid rates: a fixture built wrong should stop
 // the test at once.
-func NewInjector(rates Rates, seed uint64) *Injector {
+func NewInjector(rates fakes.Rates, seed uint64) *Injector {
 	if err := rates.Validate(); err != nil {
 		panic(err)
 	}
@@ -30,14 +32,14 @@ func NewInjector(rates Rates, seed uint64) *Injector {
 		// The second PCG word only has to differ from the first.
 		rng:      rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
 		rates:    rates,
-		byKey:    map[string][]Fault{},
-		byIntent: map[string][]Fault{},
+		byKey:    map[string][]fakes.Fault{},
+		byIntent: map[string][]fakes.Fault{},
 	}
 }
 
 // SetRates replaces the random rates, for example to let a chaos test
 // settle with faults off. Scripts are not affected.
-func (in *Injector) SetRates(r Rates) error {
+func (in *Injector) SetRates(r fakes.Rates) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
@@ -49,7 +51,7 @@ func (in *Injector) SetRates(r Rates) error {
 
 // ScriptKey queues faults for the next requests carrying key, one per
 // request (None lets one through).
-func (in *Injector) ScriptKey(key string, faults ...Fault) {
+func (in *Injector) ScriptKey(key string, faults ...fakes.Fault) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.byKey[key] = append(in.byKey[key], faults...)
@@ -57,14 +59,14 @@ func (in *Injector) ScriptKey(key string, faults ...Fault) {
 
 // ScriptIntent queues faults for the next requests of an intent, for
 // tests that know the intent but not the key the client chose.
-func (in *Injector) ScriptIntent(intent string, faults ...Fault) {
+func (in *Injector) ScriptIntent(intent string, faults ...fakes.Fault) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.byIntent[intent] = append(in.byIntent[intent], faults...)
 }
 
 // ScriptNext queues faults for the next requests, whatever they carry.
-func (in *Injector) ScriptNext(faults ...Fault) {
+func (in *Injector) ScriptNext(faults ...fakes.Fault) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.next = append(in.next, faults...)
@@ -73,7 +75,7 @@ func (in *Injector) ScriptNext(faults ...Fault) {
 // Draw consumes the fault of one request. A scripted fault is consumed even
 // if the fake finds it does not apply (Mid on a replay, say), so that a
 // script always describes consecutive requests.
-func (in *Injector) Draw(key, intent string) Fault {
+func (in *Injector) Draw(key, intent string) fakes.Fault {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if f, ok := shift(in.byKey, key); ok {
@@ -88,15 +90,15 @@ func (in *Injector) Draw(key, intent string) Fault {
 		return f
 	}
 	if in.rates.Zero() {
-		return None
+		return fakes.None
 	}
-	return in.rates.pick(in.rng.Float64())
+	return in.rates.Pick(in.rng.Float64())
 }
 
-func shift(queues map[string][]Fault, id string) (Fault, bool) {
+func shift(queues map[string][]fakes.Fault, id string) (fakes.Fault, bool) {
 	q := queues[id]
 	if id == "" || len(q) == 0 {
-		return None, false
+		return fakes.None, false
 	}
 	if len(q) == 1 {
 		delete(queues, id)

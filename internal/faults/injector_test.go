@@ -1,15 +1,19 @@
 package faults
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/idempay/idempay/idempaytest/fakes"
+)
 
 // Scripts by key win over scripts by intent, which win over the next-request
 // queue, which wins over chance.
 func TestInjectorPrecedence(t *testing.T) {
-	in := NewInjector(Rates{Post: 1}, 1)
-	in.ScriptNext(Mid)
-	in.ScriptIntent("o1", Unavailable)
-	in.ScriptKey("k1", Pre, None)
-	for i, want := range []Fault{Pre, None, Unavailable, Mid, Post} {
+	in := NewInjector(fakes.Rates{Post: 1}, 1)
+	in.ScriptNext(fakes.Mid)
+	in.ScriptIntent("o1", fakes.Unavailable)
+	in.ScriptKey("k1", fakes.Pre, fakes.None)
+	for i, want := range []fakes.Fault{fakes.Pre, fakes.None, fakes.Unavailable, fakes.Mid, fakes.Post} {
 		if got := in.Draw("k1", "o1"); got != want {
 			t.Fatalf("draw %d = %v, want %v", i, got, want)
 		}
@@ -18,9 +22,9 @@ func TestInjectorPrecedence(t *testing.T) {
 
 // The same seed and the same order of requests give the same faults.
 func TestInjectorDeterministic(t *testing.T) {
-	r := Rates{Pre: .1, Mid: .1, Post: .1, Unavailable: .05}
+	r := fakes.Rates{Pre: .1, Mid: .1, Post: .1, Unavailable: .05}
 	a, b := NewInjector(r, 7), NewInjector(r, 7)
-	seen := map[Fault]int{}
+	seen := map[fakes.Fault]int{}
 	for i := range 2000 {
 		fa, fb := a.Draw("", ""), b.Draw("", "")
 		if fa != fb {
@@ -28,23 +32,23 @@ func TestInjectorDeterministic(t *testing.T) {
 		}
 		seen[fa]++
 	}
-	for _, f := range []Fault{None, Pre, Mid, Post, Unavailable} {
+	for _, f := range []fakes.Fault{fakes.None, fakes.Pre, fakes.Mid, fakes.Post, fakes.Unavailable} {
 		if seen[f] == 0 {
 			t.Errorf("fault %v never drawn in 2000 draws", f)
 		}
 	}
-	if seen[Internal] != 0 {
-		t.Errorf("Internal drawn %d times at rate 0", seen[Internal])
+	if seen[fakes.Internal] != 0 {
+		t.Errorf("fakes.Internal drawn %d times at rate 0", seen[fakes.Internal])
 	}
 }
 
 // TestInjectorSeedAndRates: the same seed gives the same faults, another
 // seed others, and the rates are honoured.
 func TestInjectorSeedAndRates(t *testing.T) {
-	rates := Rates{Pre: 0.1, Unavailable: 0.1, Mid: 0.1, Internal: 0.1, Post: 0.1}
-	draws := func(seed uint64) []Fault {
+	rates := fakes.Rates{Pre: 0.1, Unavailable: 0.1, Mid: 0.1, Internal: 0.1, Post: 0.1}
+	draws := func(seed uint64) []fakes.Fault {
 		in := NewInjector(rates, seed)
-		out := make([]Fault, 10000)
+		out := make([]fakes.Fault, 10000)
 		for i := range out {
 			out[i] = in.Draw("k", "o")
 		}
@@ -52,7 +56,7 @@ func TestInjectorSeedAndRates(t *testing.T) {
 	}
 	a, b, other := draws(7), draws(7), draws(8)
 	same := true
-	counts := map[Fault]int{}
+	counts := map[fakes.Fault]int{}
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("seed 7 diverged at draw %d", i)
@@ -63,7 +67,7 @@ func TestInjectorSeedAndRates(t *testing.T) {
 	if same {
 		t.Error("seeds 7 and 8 gave the same faults")
 	}
-	for f := Pre; f <= Post; f++ {
+	for f := fakes.Pre; f <= fakes.Post; f++ {
 		if n := counts[f]; n < 800 || n > 1200 {
 			t.Errorf("%v drawn %d times in 10000 at rate 0.1", f, n)
 		}
@@ -71,14 +75,14 @@ func TestInjectorSeedAndRates(t *testing.T) {
 }
 
 func TestInjectorSetRates(t *testing.T) {
-	in := NewInjector(Rates{Post: 1}, 1)
-	if err := in.SetRates(Rates{Post: 2}); err == nil {
+	in := NewInjector(fakes.Rates{Post: 1}, 1)
+	if err := in.SetRates(fakes.Rates{Post: 2}); err == nil {
 		t.Fatal("invalid rates accepted")
 	}
-	if err := in.SetRates(Rates{}); err != nil {
+	if err := in.SetRates(fakes.Rates{}); err != nil {
 		t.Fatal(err)
 	}
-	if f := in.Draw("k", "i"); f != None {
+	if f := in.Draw("k", "i"); f != fakes.None {
 		t.Fatalf("faults off, drew %v", f)
 	}
 }

@@ -152,11 +152,7 @@ func (s *Server) process(w http.ResponseWriter, a attempt, token uint64) {
 	resp, charge := s.perform(a)
 	var record func() // in the commit's critical section: no charge without its answer
 	if charge != nil {
-		authorized := a.req.Capture != nil && !*a.req.Capture
-		record = func() {
-			s.ledger.Add(*charge)
-			s.ops.charged(*charge, authorized)
-		}
+		record = func() { s.ledger.Add(*charge) }
 	}
 	if !s.keys.Commit(a.merchant, a.key, token, resp, record) {
 		// Our lease ran out and another request took the key over; it
@@ -182,9 +178,11 @@ func (s *Server) perform(a attempt) (faults.Stored, *Charge) {
 		Amount:   amount,
 		Currency: currency,
 		Time:     s.now(),
+		// Sent with "capture": false, the charge is an authorisation.
+		Authorized: a.req.Capture != nil && !*a.req.Capture,
 	}
 	res := resultOf(*c)
-	if a.req.Capture != nil && !*a.req.Capture {
+	if c.Authorized {
 		res.Status = "authorized"
 	}
 	return faults.Stored{Status: http.StatusCreated, Body: mustJSON(res)}, c

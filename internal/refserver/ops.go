@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
 )
 
@@ -117,19 +118,22 @@ func (s *Server) processOp(w http.ResponseWriter, a opAttempt, token uint64) {
 	s.sendOp(w, a.fault, resp, false)
 }
 
-// commitOp decides the operation and stores its answer with its effect, in
-// one step: under the op ledger's lock, so that two operations of one
-// intent never both pass a check that only one of them may pass.
-func (s *Server) commitOp(a opAttempt, token uint64) (faults.Stored, bool) {
-	l := s.ops
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	resp, op := s.decideOp(a)
-	var effect func()
-	if op != nil {
-		effect = func() { l.ops = append(l.ops, *op) }
-	}
-	return resp, s.keys.Commit(a.merchant, a.key, token, resp, effect)
+// commitOp decides the operation and stores its answer with its record in
+// the books, in one step: under the books' decision lock, so that two
+// operations of one intent never both pass a check that only one of them
+// may pass.
+func (s *Server) commitOp(a opAttempt, token uint64) (resp faults.Stored, ok bool) {
+	c, found := s.ledger.Find(a.merchant, a.req.OrderID)
+	s.ledger.Decide(a.merchant, c.ID, func(b fakes.Balance, _ bool, record func(fakes.Op)) {
+		var op *Op
+		resp, op = s.decideOp(a, b, found)
+		var effect func()
+		if op != nil {
+			effect = func() { record(*op) }
+		}
+		ok = s.keys.Commit(a.merchant, a.key, token, resp, effect)
+	})
+	return resp, ok
 }
 
 // sendOp answers with a stored response, unless a Post fault loses it.

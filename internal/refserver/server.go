@@ -27,20 +27,21 @@ func New(cfg Config) *Server {
 		panic(err)
 	}
 	cfg = cfg.withDefaults()
+	ledger := &Ledger{}
 	return &Server{
 		cfg:    cfg,
-		ledger: &Ledger{},
-		ops:    newOpLedger(),
+		ledger: ledger,
+		ops:    &OpLedger{ledger},
 		keys:   faults.NewKeyTable(cfg.Lease, cfg.Retention),
 		faults: faults.NewInjector(cfg.Faults, cfg.Seed),
 		stats:  newCounters(),
 	}
 }
 
-// Ledger returns the server's record of real charges.
+// Ledger returns the server's books: charges, refunds, captures, cancels.
 func (s *Server) Ledger() *Ledger { return s.ledger }
 
-// Ops returns the server's record of refunds, captures and cancels.
+// Ops reads the refunds, captures and cancels in the server's books.
 func (s *Server) Ops() *OpLedger { return s.ops }
 
 // Stats returns a snapshot of the server's counters.

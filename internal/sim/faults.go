@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // reqFault is what happens to one request on the wire. The transport plays
@@ -13,7 +13,7 @@ type reqFault struct {
 	refuse bool          // connection refused: nothing written
 	synth  synthKind     // answered in the provider's place: 409, 429, 503, a proxy's 502
 	pre    bool          // written, then dropped before the provider acts
-	fake   faults.Fault  // faults.Mid or faults.Internal, played by the fake
+	fake   fakes.Fault   // fakes.Mid or fakes.Internal, played by the fake
 	post   bool          // the provider acts, then the answer is lost
 	slow   time.Duration // the answer takes this long, in virtual time
 	cut    int           // for synthEcho: where the 200-byte cut falls in the secret
@@ -27,9 +27,9 @@ func (f reqFault) String() string {
 		return [...]string{"", "409", "429", "503", "502-echo"}[f.synth]
 	case f.pre:
 		return "drop-before"
-	case f.fake == faults.Mid:
+	case f.fake == fakes.Mid:
 		return "drop-during"
-	case f.fake == faults.Internal:
+	case f.fake == fakes.Internal:
 		return "500-stored"
 	case f.post:
 		return "drop-after"
@@ -51,8 +51,8 @@ var chargeFaults = []struct {
 	{0.03, reqFault{synth: synthConflict}},
 	{0.02, reqFault{synth: synthEcho}},
 	{0.05, reqFault{pre: true}},
-	{0.05, reqFault{fake: faults.Mid}},
-	{0.04, reqFault{fake: faults.Internal}},
+	{0.05, reqFault{fake: fakes.Mid}},
+	{0.04, reqFault{fake: fakes.Internal}},
 	{0.08, reqFault{post: true}},
 }
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fake2c2p"
-	"github.com/idempay/idempay/internal/faults"
 )
 
 // twoC2P is internal/fake2c2p behind idempay.TwoC2P. Every accepted token
@@ -75,7 +75,7 @@ func (p *twoC2P) invoice(o *order) string {
 	return inv
 }
 
-func (p *twoC2P) inject(o *order, _ reqInfo, f faults.Fault) { p.srv.InjectToken(p.invoice(o), f) }
+func (p *twoC2P) inject(o *order, _ reqInfo, f fakes.Fault) { p.srv.InjectToken(p.invoice(o), f) }
 
 func (p *twoC2P) synth(k synthKind, _ []byte) (int, []byte) {
 	status := map[synthKind]int{synthConflict: http.StatusConflict, synthRateLimit: http.StatusTooManyRequests}[k]

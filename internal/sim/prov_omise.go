@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/provider/omise"
 )
 
@@ -51,7 +51,7 @@ func (p *omiseFake) inspect(r *http.Request, _ []byte) reqInfo {
 	return reqInfo{charge: r.Method == http.MethodPost, key: r.Header.Get("Idempotency-Key")}
 }
 
-func (p *omiseFake) inject(_ *order, rq reqInfo, f faults.Fault) { p.srv.InjectKey(rq.key, f) }
+func (p *omiseFake) inject(_ *order, rq reqInfo, f fakes.Fault) { p.srv.InjectKey(rq.key, f) }
 
 func (p *omiseFake) synth(k synthKind, _ []byte) (int, []byte) {
 	code := map[synthKind]string{synthConflict: "conflict", synthRateLimit: "too_many_requests"}[k]

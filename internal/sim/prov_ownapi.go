@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/refserver"
 )
 
@@ -59,7 +59,7 @@ func (p *ownAPI) observe(o *order, status int, _ []byte) []byte {
 	return nil
 }
 
-func (p *ownAPI) inject(_ *order, rq reqInfo, f faults.Fault) { p.srv.InjectKey(rq.key, f) }
+func (p *ownAPI) inject(_ *order, rq reqInfo, f fakes.Fault) { p.srv.InjectKey(rq.key, f) }
 
 func (p *ownAPI) synth(k synthKind, _ []byte) (int, []byte) {
 	switch k {

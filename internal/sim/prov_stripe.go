@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/provider/stripe"
 )
 
@@ -57,7 +57,7 @@ func (p *stripeFake) inspect(r *http.Request, _ []byte) reqInfo {
 	return reqInfo{charge: r.Method == http.MethodPost, key: r.Header.Get("Idempotency-Key")}
 }
 
-func (p *stripeFake) inject(_ *order, rq reqInfo, f faults.Fault) { p.srv.InjectKey(rq.key, f) }
+func (p *stripeFake) inject(_ *order, rq reqInfo, f fakes.Fault) { p.srv.InjectKey(rq.key, f) }
 
 func (p *stripeFake) synth(k synthKind, _ []byte) (int, []byte) {
 	switch k {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // truth is what a provider shows about an intent: the ground the oracle
@@ -55,7 +55,7 @@ type provider interface {
 	// provider's answer would read.
 	observe(o *order, status int, body []byte) []byte
 	// inject scripts a fault the fake itself must play (mid, internal).
-	inject(o *order, rq reqInfo, f faults.Fault)
+	inject(o *order, rq reqInfo, f fakes.Fault)
 	synth(k synthKind, body []byte) (int, []byte)
 	charges(o *order) int
 	truth(o *order) truth

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // transport is an instance's network: an http.RoundTripper that hands
@@ -118,8 +118,8 @@ func (t *transport) exchange(c *call, rq reqInfo, req *http.Request, body []byte
 }
 
 // deliver runs the provider's handler on the request and learns what it did.
-func (w *world) deliver(c *call, rq reqInfo, req *http.Request, body []byte, f faults.Fault) *recorder {
-	if rq.charge && f != faults.None {
+func (w *world) deliver(c *call, rq reqInfo, req *http.Request, body []byte, f fakes.Fault) *recorder {
+	if rq.charge && f != fakes.None {
 		w.prov.inject(c.o, rq, f)
 	}
 	before := w.prov.charges(c.o)

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -97,7 +97,7 @@ func TestGuardLookupIgnoresAnEarlierAttemptsCharge(t *testing.T) {
 	_, err := f.client.Charge(ctx, thb("o", "tokn_test_decline"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
 
-	f.srv.InjectIntent("o", faults.Pre) // card B never reaches Omise the first time
+	f.srv.InjectIntent("o", fakes.Pre) // card B never reaches Omise the first time
 	ch, err := f.client.Charge(ctx, thb("o", "tokn_test_visa"))
 	require.NoError(t, err, "attempt 1's decline is not card B's outcome")
 	assert.Equal(t, 2, ch.Attempt)
@@ -113,7 +113,7 @@ func TestGuardLookupIgnoresAnEarlierAttemptsCharge(t *testing.T) {
 // decline for attempt 2 (which would record as failed a charge that moved
 // money, and let a third card be charged too).
 func TestLookupNeverSettlesAnAttemptWithAnEarlierOnesCharge(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
 	ctx := context.Background()
 	_, err := f.client.Charge(ctx, thb("o", "tokn_test_decline"))
@@ -121,7 +121,7 @@ func TestLookupNeverSettlesAnAttemptWithAnEarlierOnesCharge(t *testing.T) {
 	clock.Advance(10 * time.Second)
 
 	require.NoError(t, f.srv.SetLookupFailures(1))
-	f.srv.InjectIntent("o", faults.Post) // Omise charges card B; the answer is lost
+	f.srv.InjectIntent("o", fakes.Post) // Omise charges card B; the answer is lost
 	_, err = f.client.Charge(ctx, thb("o", "tokn_test_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	require.Equal(t, 1, f.srv.Ledger().Count("o"), "card B was charged")

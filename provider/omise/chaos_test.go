@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/chaos"
 	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/require"
 )
@@ -20,7 +20,7 @@ var chaosIntents = flag.Int("chaos.intents", 500, "intents charged by the chaos 
 
 // chaosRates are the issue's fault mix: 10% lost before Omise acts, 10%
 // crashes mid-processing, 10% answers lost after charging, 5% 503s.
-var chaosRates = faults.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
+var chaosRates = fakes.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
 
 // chaosLookupFailures is the share of lookups that fail while faults are
 // on: a guard whose lookup fails must stop with the outcome unknown,
@@ -37,7 +37,7 @@ func (v omiseView) Keys(id string) []string { return v.srv.Stats().KeysByIntent[
 // replay, so nothing can be compared.
 func (v omiseView) LastReplayed(id string) (bool, bool) { return false, v.srv.Stats().Answered[id] }
 func (v omiseView) Faults(on bool) {
-	r, lookups := faults.Rates{}, 0.0
+	r, lookups := fakes.Rates{}, 0.0
 	if on {
 		r, lookups = chaosRates, chaosLookupFailures
 	}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,7 +58,7 @@ func TestDeclineIsFailedCharge(t *testing.T) {
 // charge by listing, and nothing is resent.
 func TestLostAnswerIsSettledByLookup(t *testing.T) {
 	f := setup(t, fakeomise.Config{})
-	f.srv.InjectIntent("o", faults.Post)
+	f.srv.InjectIntent("o", fakes.Post)
 	ch, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	require.NoError(t, err)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
@@ -70,7 +70,7 @@ func TestLostAnswerIsSettledByLookup(t *testing.T) {
 // The request was lost before Omise acted: the lookup proves no charge
 // exists, and the same token is resent.
 func TestLostRequestIsResentAfterProof(t *testing.T) {
-	for _, fault := range []faults.Fault{faults.Pre, faults.Mid, faults.Unavailable, faults.Internal} {
+	for _, fault := range []fakes.Fault{fakes.Pre, fakes.Mid, fakes.Unavailable, fakes.Internal} {
 		t.Run(fault.String(), func(t *testing.T) {
 			f := setup(t, fakeomise.Config{})
 			f.srv.InjectIntent("o", fault)
@@ -89,9 +89,9 @@ func TestLostRequestIsResentAfterProof(t *testing.T) {
 // charge; the intent stays unknown, and is settled by lookup later, never
 // by resending.
 func TestUsedTokenAfterLostAnswerIsSettledByLookup(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	f := setupOnClock(t, fakeomise.Config{ListDelay: time.Minute}, clock.Now)
-	f.srv.InjectIntent("o", faults.Post)
+	f.srv.InjectIntent("o", fakes.Post)
 	_, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown, "used_token is not proof of failure")
 	var apiErr *idempay.APIError
@@ -185,9 +185,9 @@ func TestSourceIsPendingOffsite(t *testing.T) {
 // An intent still unknown past the retention window is settled by
 // listing, and its key is never sent again.
 func TestExpiredIntentIsSettledByListNeverResent(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	f := setupOnClock(t, fakeomise.Config{ListDelay: time.Hour}, clock.Now)
-	f.srv.InjectIntent("late", faults.Post) // charged, answer lost, and not listed for an hour
+	f.srv.InjectIntent("late", fakes.Post) // charged, answer lost, and not listed for an hour
 	ctx := context.Background()
 	_, err := f.client.Charge(ctx, thb("late", "tokn_test_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
@@ -219,7 +219,7 @@ func TestSavedCards(t *testing.T) {
 	})
 	t.Run("nothing found is no proof", func(t *testing.T) {
 		f := setup(t, fakeomise.Config{}, func(cfg *idempay.Config) { cfg.Provider = omise.Provider{SavedCards: true} })
-		f.srv.InjectIntent("o", faults.Pre)
+		f.srv.InjectIntent("o", fakes.Pre)
 		req := idempay.ChargeRequest{IntentID: "o", Amount: 150000, Currency: "THB", Customer: "cust_test_1"}
 		_, err := f.client.Charge(context.Background(), req)
 		assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
@@ -260,7 +260,7 @@ func TestRefusals(t *testing.T) {
 // like any other: nothing in the adapter depends on it.
 func TestHonouredKeysChangeNothing(t *testing.T) {
 	f := setup(t, fakeomise.Config{HonourKeys: true})
-	f.srv.InjectIntent("o", faults.Internal)
+	f.srv.InjectIntent("o", fakes.Internal)
 	ch, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	require.NoError(t, err)
 	assert.Equal(t, 2, ch.Attempts)
@@ -271,7 +271,7 @@ func TestHonouredKeysChangeNothing(t *testing.T) {
 // unknown instead of resending.
 func TestFailedLookupNeverAllowsResend(t *testing.T) {
 	f := setup(t, fakeomise.Config{LookupFailures: 1})
-	f.srv.InjectIntent("o", faults.Pre)
+	f.srv.InjectIntent("o", fakes.Pre)
 	_, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	assert.Equal(t, 1, f.srv.Stats().Requests, "not resent")

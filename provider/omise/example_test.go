@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/omise"
 )
@@ -37,7 +37,7 @@ func newExampleClient(url string) *idempay.Client {
 func Example() {
 	srv, url, stop := fakeomise.Start(fakeomise.Config{})
 	defer stop()
-	srv.InjectNext(faults.Post) // Omise charges, the answer is lost
+	srv.InjectNext(fakes.Post) // Omise charges, the answer is lost
 	client := newExampleClient(url)
 
 	ch, err := client.Charge(context.Background(), idempay.ChargeRequest{

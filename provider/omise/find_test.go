@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +23,7 @@ import (
 // The list is paged: an intent's charge is found past the first page, and
 // a list longer than MaxListPages proves nothing.
 func TestFindChargePagesTheList(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
 	ctx := context.Background()
 	for i := range 250 {
@@ -63,7 +63,7 @@ func TestFindChargePagesTheList(t *testing.T) {
 // The list starts shortly before the key was reserved: older charges are
 // not read, and clock skew is allowed for.
 func TestFindChargeListWindow(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
 	ctx := context.Background()
 	ch, err := f.client.Charge(ctx, thb("old", "tokn_test_old"))

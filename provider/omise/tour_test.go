@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -60,7 +60,7 @@ func TestTourNeverShipsAPendingOmiseCharge(t *testing.T) {
 		"3ds-refused": withReturn("3ds-refused", "tokn_test_3ds_refused"),
 		"promptpay":   thb("promptpay", "src_test_promptpay"),
 	}
-	f.srv.InjectIntent("3ds-lost", faults.Post) // Omise makes the charge, the answer is lost: the guard finds it
+	f.srv.InjectIntent("3ds-lost", fakes.Post) // Omise makes the charge, the answer is lost: the guard finds it
 
 	var s tourShop
 	for range 3 { // fresh or found by lookup, then from the store after a lookup, then again

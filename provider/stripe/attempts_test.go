@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/provider/stripe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -94,7 +94,7 @@ func TestPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 // taking it for attempt 2 would record as failed a charge that moved
 // money, and the next card would be charged a second time.
 func TestLookupNeverSettlesAnAttemptWithAnEarlierOnesPaymentIntent(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	srv, c, _ := setup(t, fakestripe.Config{Now: clock.Now, SearchDelay: time.Minute},
 		func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
 	ctx := context.Background()
@@ -102,7 +102,7 @@ func TestLookupNeverSettlesAnAttemptWithAnEarlierOnesPaymentIntent(t *testing.T)
 	require.ErrorIs(t, err, idempay.ErrDeclined)
 	clock.Advance(2 * time.Minute) // PaymentIntent 1 is searchable
 
-	srv.InjectIntent("o", faults.Post) // Stripe charges card B; the answer is lost
+	srv.InjectIntent("o", fakes.Post) // Stripe charges card B; the answer is lost
 	_, err = c.Charge(ctx, order("o", "pm_card_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	require.Equal(t, 1, srv.Ledger().Count("o"), "card B was charged")

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/chaos"
 	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,7 +19,7 @@ var chaosIntents = flag.Int("chaos.intents", 500, "intents charged by the chaos 
 
 // chaosRates are the issue's fault mix: 10% lost before Stripe acts, 10%
 // crashes mid-processing, 10% answers lost after charging, 5% 503s.
-var chaosRates = faults.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
+var chaosRates = fakes.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
 
 // stripeView shows the fake to the chaos harness.
 type stripeView struct{ srv *fakestripe.Server }
@@ -31,7 +31,7 @@ func (v stripeView) LastReplayed(id string) (bool, bool) {
 	return r, ok
 }
 func (v stripeView) Faults(on bool) {
-	r := faults.Rates{}
+	r := fakes.Rates{}
 	if on {
 		r = chaosRates
 	}
@@ -51,7 +51,7 @@ func TestChaosStripe(t *testing.T) {
 	// only the second pass, answered by replays, can settle them.
 	lost := min(5, *chaosIntents)
 	for i := range lost {
-		srv.InjectIntent(intent(i), slices.Repeat([]faults.Fault{faults.Post}, 8)...)
+		srv.InjectIntent(intent(i), slices.Repeat([]fakes.Fault{fakes.Post}, 8)...)
 	}
 	rep := chaos.Run(t, chaos.Config{
 		Intents: *chaosIntents, Workers: 16, Server: stripeView{srv}, Intent: intent, CheckReplayed: true,

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/stripe"
 	"github.com/stretchr/testify/assert"
@@ -48,7 +48,7 @@ func TestChargeSucceeds(t *testing.T) {
 // with the stored result, marked replayed.
 func TestLostAnswerIsReplayed(t *testing.T) {
 	srv, c, _ := setup(t, fakestripe.Config{})
-	srv.InjectIntent("o", faults.Post)
+	srv.InjectIntent("o", fakes.Post)
 	ch, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	require.NoError(t, err)
 	assert.Equal(t, 2, ch.Attempts)
@@ -63,7 +63,7 @@ func TestLostAnswerIsReplayed(t *testing.T) {
 // unknown (the key stays open), never failed.
 func TestReplayedServerErrorEndsAfterOneRequest(t *testing.T) {
 	srv, c, store := setup(t, fakestripe.Config{})
-	srv.InjectIntent("o", faults.Internal)
+	srv.InjectIntent("o", fakes.Internal)
 	_, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	require.ErrorIs(t, err, idempay.ErrStoredFailure)
 	assert.Equal(t, 2, srv.Stats().Requests, "the fresh 500 is retried once, and its replay ends the flight")
@@ -87,12 +87,12 @@ func TestReplayedServerErrorEndsAfterOneRequest(t *testing.T) {
 // An intent still unknown past the retention window is settled by search,
 // and its key, which Stripe may have forgotten, is never sent again.
 func TestExpiredIntentIsSettledBySearchNeverResent(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	// The key's age is the store's: Stripe and the store share the clock.
 	srv, c, _ := setupStore(t, memstore.New(memstore.WithClock(clock.Now)),
 		fakestripe.Config{Now: clock.Now, SearchDelay: time.Minute})
 	// Stripe charges on the first attempt; every answer is lost.
-	srv.InjectIntent("late", faults.Post, faults.Post, faults.Post, faults.Post, faults.Post)
+	srv.InjectIntent("late", fakes.Post, fakes.Post, fakes.Post, fakes.Post, fakes.Post)
 	_, err := c.Charge(context.Background(), order("late", "pm_card_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	posts := srv.Stats().Requests
@@ -116,11 +116,11 @@ func TestExpiredIntentIsSettledBySearchNeverResent(t *testing.T) {
 // Search lags writes: past the window, an intent not yet searchable stays
 // unknown (not failed, not resent) until search sees it.
 func TestExpiredIntentNotYetSearchableStaysUnknown(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	srv, c, _ := setupStore(t, memstore.New(memstore.WithClock(clock.Now)),
 		fakestripe.Config{Now: clock.Now, SearchDelay: 48 * time.Hour},
 		func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
-	srv.InjectIntent("lag", faults.Post)
+	srv.InjectIntent("lag", fakes.Post)
 	_, err := c.Charge(context.Background(), order("lag", "pm_card_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 
@@ -158,7 +158,7 @@ func TestDeclineIsDefinite(t *testing.T) {
 // definite, since Stripe stored it for the key.
 func TestReplayedDeclineIsDefinite(t *testing.T) {
 	srv, c, _ := setup(t, fakestripe.Config{})
-	srv.InjectIntent("o", faults.Post)
+	srv.InjectIntent("o", fakes.Post)
 	_, err := c.Charge(context.Background(), order("o", "pm_card_chargeDeclined"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
@@ -253,7 +253,7 @@ func TestKeyConflictIsUnknown(t *testing.T) {
 // and, past the budget, the outcome is unknown and in progress.
 func TestKeyInUseIsRetriedThenInProgress(t *testing.T) {
 	srv, c, _ := setup(t, fakestripe.Config{Lease: time.Hour})
-	srv.InjectIntent("o", faults.Mid)
+	srv.InjectIntent("o", fakes.Mid)
 	_, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	assert.ErrorIs(t, err, idempay.ErrInProgress)
 	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
@@ -264,7 +264,7 @@ func TestKeyInUseIsRetriedThenInProgress(t *testing.T) {
 // Stripe-Should-Retry: false stops retries the status alone would allow.
 func TestShouldRetryFalseIsHonoured(t *testing.T) {
 	srv, c, _ := setup(t, fakestripe.Config{ShouldRetry: true})
-	srv.InjectIntent("o", faults.Internal)
+	srv.InjectIntent("o", fakes.Internal)
 	_, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	assert.Equal(t, 1, srv.Stats().Requests, "a fresh 500 with Stripe-Should-Retry: false is not retried")

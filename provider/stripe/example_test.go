@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/stripe"
 )
@@ -35,7 +35,7 @@ func newExampleClient(url string) *idempay.Client {
 func Example() {
 	srv, url, stop := fakestripe.Start(fakestripe.Config{})
 	defer stop()
-	srv.InjectNext(faults.Post) // Stripe charges, the answer is lost
+	srv.InjectNext(fakes.Post) // Stripe charges, the answer is lost
 	client := newExampleClient(url)
 
 	ch, err := client.Charge(context.Background(), idempay.ChargeRequest{

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -61,7 +61,7 @@ func TestTourNeverShipsAPendingStripeCharge(t *testing.T) {
 		"processing":  order("processing", "pm_card_processing"),
 		"unconfirmed": order("unconfirmed", ""),
 	}
-	srv.InjectIntent("3ds-lost", faults.Post) // Stripe answers, the answer is lost; the retry is a replay
+	srv.InjectIntent("3ds-lost", fakes.Post) // Stripe answers, the answer is lost; the retry is a replay
 
 	var s tourShop
 	for range 3 { // fresh or replayed, then from the store after a lookup, then again

@@ -1,4 +1,4 @@
-package faults
+package fakes
 
 import (
 	"sync"
@@ -6,9 +6,10 @@ import (
 )
 
 // Clock is a clock that moves only when told, for tests of leases,
-// retention and search delays that must not sleep. Pass its Now method to
-// a fake's Config.Now and to idempay.Config.Clock. It is safe for
-// concurrent use.
+// retention, search delays and timestamps that must not sleep. Give its Now
+// method to a fake's WithClock option, to idempay.Config.Clock, to a
+// store's clock option. It is safe for concurrent use. Make one with
+// NewClock; the zero Clock reads the zero time.
 type Clock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -24,9 +25,16 @@ func (c *Clock) Now() time.Time {
 	return c.now
 }
 
-// Advance moves the clock forward by d.
+// Advance moves the clock by d (backwards if d is negative).
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
+}
+
+// Set moves the clock to t.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
 }
