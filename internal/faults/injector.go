@@ -7,9 +7,9 @@ import (
 	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
-// Injector decides the fault of each charge request: a scripted one if any
-// is queued for its key, its intent or the next request (in that order of
-// precedence), otherwise one drawn at random from a seeded source, so that
+// Injector decides the fault of each request: a scripted one if any is
+// queued for its key, its intent (or operation ID) or the next request (in
+// that order of precedence), otherwise one drawn at random from a seeded source, so that
 // the same seed and the same order of requests give the same faults. It is
 // safe for concurrent use.
 type Injector struct {
@@ -57,8 +57,8 @@ func (in *Injector) ScriptKey(key string, faults ...fakes.Fault) {
 	in.byKey[key] = append(in.byKey[key], faults...)
 }
 
-// ScriptIntent queues faults for the next requests of an intent, for
-// tests that know the intent but not the key the client chose.
+// ScriptIntent queues faults for the next requests of an intent (or of an
+// operation ID), for tests that know it but not the key the client chose.
 func (in *Injector) ScriptIntent(intent string, faults ...fakes.Fault) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
@@ -72,17 +72,20 @@ func (in *Injector) ScriptNext(faults ...fakes.Fault) {
 	in.next = append(in.next, faults...)
 }
 
-// Draw consumes the fault of one request. A scripted fault is consumed even
-// if the fake finds it does not apply (Mid on a replay, say), so that a
-// script always describes consecutive requests.
-func (in *Injector) Draw(key, intent string) fakes.Fault {
+// Draw consumes the fault of one request carrying key for ids (an intent,
+// an operation ID, in order of precedence). A scripted fault is consumed
+// even if the fake finds it does not apply (Mid on a replay, say), so
+// that a script always describes consecutive requests.
+func (in *Injector) Draw(key string, ids ...string) fakes.Fault {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if f, ok := shift(in.byKey, key); ok {
 		return f
 	}
-	if f, ok := shift(in.byIntent, intent); ok {
-		return f
+	for _, id := range ids {
+		if f, ok := shift(in.byIntent, id); ok {
+			return f
+		}
 	}
 	if len(in.next) > 0 {
 		f := in.next[0]

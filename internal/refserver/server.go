@@ -2,6 +2,7 @@ package refserver
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/idempay/idempay/internal/faults"
@@ -11,12 +12,15 @@ import (
 // httptest.NewServer, or use Start. All its methods are safe for
 // concurrent use.
 type Server struct {
-	cfg    Config
-	ledger *Ledger
-	ops    *OpLedger
-	keys   *faults.KeyTable
-	faults *faults.Injector
-	stats  *counters
+	cfg     Config
+	ledger  *Ledger
+	ops     *OpLedger
+	keys    *faults.KeyTable
+	faults  *faults.Injector // one script and one draw for charges and operations
+	charges *faults.Gate     // charge requests
+	opGate  *faults.Gate     // refund, capture and cancel requests
+
+	reclaims, lookups, opLookups atomic.Int64
 }
 
 // New returns a Server configured by cfg, with defaults for zero fields.
@@ -28,13 +32,31 @@ func New(cfg Config) *Server {
 	}
 	cfg = cfg.withDefaults()
 	ledger := &Ledger{}
-	return &Server{
+	s := &Server{
 		cfg:    cfg,
 		ledger: ledger,
 		ops:    &OpLedger{ledger},
 		keys:   faults.NewKeyTable(cfg.Lease, cfg.Retention),
 		faults: faults.NewInjector(cfg.Faults, cfg.Seed),
-		stats:  newCounters(),
+	}
+	s.charges, s.opGate = s.gate(), s.gate()
+	return s
+}
+
+// gate is how a request starts and ends here: the one injector, its own
+// counts, the server's replay header and 503.
+func (s *Server) gate() *faults.Gate {
+	return &faults.Gate{Faults: s.faults, Traffic: faults.NewCounter(), Reset: s.cfg.DropWithReset,
+		RetryAfter: s.cfg.RetryAfter,
+		Unavailable: func(w http.ResponseWriter) {
+			writeJSON(w, http.StatusServiceUnavailable, (&apiError{Type: typeAPI, Code: "service_unavailable",
+				Message: "try again later"}).body())
+		},
+		Mark: func(h http.Header, _ int, replayed bool) {
+			if replayed {
+				h.Set(s.cfg.ReplayHeader, "true")
+			}
+		},
 	}
 }
 
@@ -45,7 +67,7 @@ func (s *Server) Ledger() *Ledger { return s.ledger }
 func (s *Server) Ops() *OpLedger { return s.ops }
 
 // Stats returns a snapshot of the server's counters.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() Stats { return s.snapshot() }
 
 // SetFaults replaces the random fault rates, for example to let a chaos
 // test settle with faults turned off. Scripted faults are not affected.
