@@ -2,6 +2,8 @@ package faults
 
 import (
 	"errors"
+	"fmt"
+	"testing"
 	"time"
 
 	"github.com/idempay/idempay/idempaytest/fakes"
@@ -76,4 +78,63 @@ func (s Settings) WithDefaults() Settings {
 // counting on a new counter, dropping and delaying as s says.
 func (s Settings) Gate() *Gate {
 	return &Gate{Faults: NewInjector(s.Faults, s.Seed), Traffic: NewCounter(), Reset: s.Reset, RetryAfter: s.RetryAfter}
+}
+
+// SetFaults sets the random fault rates and their seed, refusing bad rates
+// with fakes.ErrBadRates.
+func (s *Settings) SetFaults(r fakes.Rates, seed uint64) error {
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	s.Faults, s.Seed = r, seed
+	return nil
+}
+
+// SetLease sets the lease on a claimed key; it must be positive.
+func (s *Settings) SetLease(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("lease %v is not positive", d)
+	}
+	s.Lease = d
+	return nil
+}
+
+// SetRetention sets how long a key is remembered; it must be positive.
+func (s *Settings) SetRetention(d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("key retention %v is not positive", d)
+	}
+	s.Retention = d
+	return nil
+}
+
+// SetClock sets the clock; it must not be nil.
+func (s *Settings) SetClock(now func() time.Time) error {
+	if now == nil {
+		return errors.New("clock is nil")
+	}
+	s.Now = now
+	return nil
+}
+
+// SetRetryAfter sets the Retry-After of injected 503s; it must not be
+// negative.
+func (s *Settings) SetRetryAfter(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("Retry-After %v is negative", d)
+	}
+	s.RetryAfter = d
+	return nil
+}
+
+// AtCleanup makes t close the server (close) when it ends, then run check
+// and fail t with its error: the duplicate-money check no test forgets.
+func AtCleanup(t testing.TB, close func(), check func() error) {
+	t.Cleanup(func() {
+		t.Helper()
+		close()
+		if err := check(); err != nil {
+			t.Errorf("%v", err)
+		}
+	})
 }

@@ -8,17 +8,17 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
-	"github.com/idempay/idempay/internal/fakestripe"
+	"github.com/idempay/idempay/idempaytest/stripetest"
 	"github.com/idempay/idempay/provider/stripe"
 )
 
-// stripeFake is internal/fakestripe behind provider/stripe. The fake keeps
+// stripeFake is idempaytest/stripetest behind provider/stripe. The fake keeps
 // Stripe's key semantics (stored 5xx, 409 while in flight, keys forgotten
 // after 24 h); what it leaves out of its PaymentIntents, the client_secret
 // Stripe returns to a secret-key caller, the simulator adds on the way out,
 // because that secret must not end up in the store either.
 type stripeFake struct {
-	srv   *fakestripe.Server
+	srv   *stripetest.Server
 	creds string
 	d     dice
 	pis   objects
@@ -29,8 +29,12 @@ type stripeFake struct {
 }
 
 func newStripe(d dice, clock *simClock) *stripeFake {
+	opts := []stripetest.Option{stripetest.WithClock(clock.Now)}
+	if d.chance(0.5, "stripe-should-retry") {
+		opts = append(opts, stripetest.WithShouldRetry())
+	}
 	return &stripeFake{d: d, creds: "sk_test_" + secretToken(d, "creds", 0), clients: map[string]string{},
-		srv: fakestripe.New(fakestripe.Config{Now: clock.Now, ShouldRetry: d.chance(0.5, "stripe-should-retry")})}
+		srv: stripetest.NewUnstartedServer(opts...)}
 }
 
 func (p *stripeFake) name() string                              { return "stripe" }
@@ -57,7 +61,7 @@ func (p *stripeFake) inspect(r *http.Request, _ []byte) reqInfo {
 	return reqInfo{charge: r.Method == http.MethodPost, key: r.Header.Get("Idempotency-Key")}
 }
 
-func (p *stripeFake) inject(_ *order, rq reqInfo, f fakes.Fault) { p.srv.InjectKey(rq.key, f) }
+func (p *stripeFake) inject(_ *order, rq reqInfo, f fakes.Fault) { p.srv.FailKey(rq.key, f) }
 
 func (p *stripeFake) synth(k synthKind, _ []byte) (int, []byte) {
 	switch k {
@@ -134,7 +138,7 @@ func (p *stripeFake) truth(o *order) truth {
 
 func (p *stripeFake) chargeTruth(o *order, id string) truth {
 	pi, ok := p.srv.PaymentIntent(id)
-	if !ok || pi.Metadata[fakestripe.IntentMetadataKey] != o.id {
+	if !ok || pi.Metadata[stripetest.IntentMetadataKey] != o.id {
 		return truthNone
 	}
 	switch pi.Status {

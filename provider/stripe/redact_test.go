@@ -9,7 +9,6 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
-	"github.com/idempay/idempay/internal/fakestripe"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,8 +61,8 @@ func TestStoredChargeHoldsNoSecret(t *testing.T) {
 		{"pending 3-D Secure", "3ds", "pm_card_threeDSecure2Required", nil, idempay.StatePending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, c, store := setup(t, fakestripe.Config{})
-			srv.InjectIntent(tc.intent, tc.faults...)
+			srv, c, store := setup(t, nil)
+			srv.Fail(tc.intent, tc.faults...)
 			req := order(tc.intent, tc.source)
 			req.ReturnURL = "https://shop.example/back"
 			ch, err := c.Charge(context.Background(), req)

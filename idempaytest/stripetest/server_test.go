@@ -1,10 +1,9 @@
-package fakestripe
+package stripetest
 
 import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -28,12 +27,10 @@ type client struct {
 	hc  *http.Client
 }
 
-func newClient(t *testing.T, cfg Config) *client {
-	cfg.APIKey = "sk_test"
-	srv := New(cfg)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return &client{t: t, srv: srv, url: ts.URL, hc: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
+func newClient(t *testing.T, opts ...Option) *client {
+	srv := NewServer(append(opts, WithAPIKey("sk_test"))...)
+	t.Cleanup(srv.Close)
+	return &client{t: t, srv: srv, url: srv.URL, hc: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
 }
 
 func (c *client) do(method, path, key string, form url.Values) (reply, error) {
@@ -80,7 +77,7 @@ func errType(r reply) string {
 }
 
 func TestReplayOfSuccess(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	first := c.create("k1", pay("o1"))
 	again := c.create("k1", pay("o1"))
 	if first.status != 200 || again.status != 200 || first.body["id"] != again.body["id"] {
@@ -96,8 +93,8 @@ func TestReplayOfSuccess(t *testing.T) {
 
 // Stripe stores a 500 produced while executing and replays it.
 func TestStoredServerError(t *testing.T) {
-	c := newClient(t, Config{})
-	c.srv.InjectKey("k1", fakes.Internal)
+	c := newClient(t)
+	c.srv.FailKey("k1", fakes.Internal)
 	first, again := c.create("k1", pay("o1")), c.create("k1", pay("o1"))
 	if first.status != 500 || again.status != 500 || again.header.Get("Idempotent-Replayed") != "true" {
 		t.Fatalf("got %d then %d (replayed %q)", first.status, again.status, again.header.Get("Idempotent-Replayed"))
@@ -108,7 +105,7 @@ func TestStoredServerError(t *testing.T) {
 }
 
 func TestOtherParametersUnderKey(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	c.create("k1", pay("o1"))
 	other := pay("o1")
 	other.Set("amount", "1600")
@@ -121,8 +118,8 @@ func TestOtherParametersUnderKey(t *testing.T) {
 // request takes over and charges once.
 func TestLeaseAfterCrash(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := newClient(t, Config{Now: clock.Now, Lease: time.Second})
-	c.srv.InjectKey("k1", fakes.Mid)
+	c := newClient(t, WithClock(clock.Now), WithLease(time.Second))
+	c.srv.FailKey("k1", fakes.Mid)
 	if _, err := c.do(http.MethodPost, "/v1/payment_intents", "k1", pay("o1")); err == nil {
 		t.Fatal("the Mid fault answered")
 	}
@@ -140,7 +137,7 @@ func TestLeaseAfterCrash(t *testing.T) {
 
 // Validation failures are not stored: the fixed request may reuse the key.
 func TestValidationNotStored(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	bad := pay("o1")
 	bad.Set("capture_method", "later")
 	if r := c.create("k1", bad); r.status != 400 || errType(r) != "invalid_request_error" {
@@ -152,7 +149,7 @@ func TestValidationNotStored(t *testing.T) {
 }
 
 func TestParameterRules(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	for name, mod := range map[string]func(url.Values){
 		"unknown parameter":        func(f url.Values) { f.Set("colour", "red") },
 		"upper-case currency":      func(f url.Values) { f.Set("currency", "JPY") },
@@ -171,7 +168,7 @@ func TestParameterRules(t *testing.T) {
 
 func TestRetentionForgetsKeys(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := newClient(t, Config{Now: clock.Now})
+	c := newClient(t, WithClock(clock.Now))
 	c.create("k1", pay("o1"))
 	clock.Advance(24 * time.Hour)
 	c.create("k1", pay("o1"))
@@ -182,7 +179,7 @@ func TestRetentionForgetsKeys(t *testing.T) {
 
 func TestSearchLagsAndRetrieve(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := newClient(t, Config{Now: clock.Now, SearchDelay: time.Minute})
+	c := newClient(t, WithClock(clock.Now), WithSearchDelay(time.Minute))
 	id := c.create("k1", pay("o'1"))
 	search := func() int {
 		q := url.Values{"query": {`metadata['idempay_intent']:'o\'1'`}}
@@ -206,7 +203,7 @@ func TestSearchLagsAndRetrieve(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	r, _ := http.NewRequest(http.MethodPost, c.url+"/v1/payment_intents", strings.NewReader(pay("o1").Encode()))
 	r.Header.Set("Authorization", "Bearer sk_wrong")
 	resp, err := c.hc.Do(r)
@@ -220,7 +217,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestDeclineAndThreeDSecure(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	f := pay("d")
 	f.Set("payment_method", "pm_card_chargeDeclined")
 	if r := c.create("k1", f); r.status != 402 || errType(r) != "card_error" {

@@ -1,9 +1,11 @@
-package fakestripe
+package stripetest
 
 import (
 	"crypto/rand"
 	"encoding/json"
 	"net/http"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // Error types of Stripe's API.
@@ -36,16 +38,12 @@ func writeError(w http.ResponseWriter, status int, e *apiError) {
 	writeJSON(w, status, e.body())
 }
 
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body) // the client may be gone
-}
+func writeJSON(w http.ResponseWriter, status int, body []byte) { faults.WriteJSON(w, status, body) }
 
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic("fakestripe: " + err.Error())
+		panic("stripetest: " + err.Error())
 	}
 	return b
 }

@@ -1,4 +1,4 @@
-package fakestripe_test
+package stripetest_test
 
 import (
 	"fmt"
@@ -7,22 +7,22 @@ import (
 	"strings"
 
 	"github.com/idempay/idempay/idempaytest/fakes"
-	"github.com/idempay/idempay/internal/fakestripe"
+	"github.com/idempay/idempay/idempaytest/stripetest"
 )
 
 // Stripe stores a 500 produced while executing, and answers every retry
 // with the same key with it again, marked as a replay.
 func Example() {
-	srv, base, stop := fakestripe.Start(fakestripe.Config{})
-	defer stop()
-	srv.InjectNext(fakes.Internal)
+	srv := stripetest.NewServer()
+	defer srv.Close()
+	srv.FailNext(fakes.Internal)
 
 	form := url.Values{"amount": {"1500"}, "currency": {"jpy"}, "metadata[idempay_intent]": {"order-1"}}
 	for range 2 {
-		r, _ := http.NewRequest(http.MethodPost, base+"/v1/payment_intents", strings.NewReader(form.Encode()))
+		r, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/payment_intents", strings.NewReader(form.Encode()))
 		r.Header.Set("Authorization", "Bearer sk_test_123")
 		r.Header.Set("Idempotency-Key", "key-1")
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := srv.Client().Do(r)
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -1,4 +1,4 @@
-package fakestripe
+package stripetest
 
 import (
 	"fmt"
@@ -41,25 +41,46 @@ var currencyCode = regexp.MustCompile(`^[a-z]{3}$`)
 // parseCreate validates a body as Stripe would, answering the error Stripe
 // would give. Such refusals are not stored under the key.
 func parseCreate(form url.Values) (createParams, *apiError) {
-	p := createParams{metadata: map[string]string{}, captureMethod: "automatic"}
+	p := createParams{captureMethod: "automatic"}
+	md, err := parseForm(form, p.set)
+	if err != nil {
+		return p, err
+	}
+	p.metadata = md
+	return p, p.check(form)
+}
+
+// parseForm walks a form as Stripe validates one: each parameter given
+// once, metadata[k] within Stripe's limits (and at most 50 keys), every
+// other parameter handed to set.
+func parseForm(form url.Values, set func(name, v string) *apiError) (map[string]string, *apiError) {
+	md := map[string]string{}
 	for name, vals := range form {
 		if len(vals) != 1 {
-			return p, invalidParam(name, "Parameter %s was given more than once.", name)
+			return nil, invalidParam(name, "Parameter %s was given more than once.", name)
 		}
 		v := vals[0]
 		if k, ok := strings.CutPrefix(name, metadataPrefix); ok && strings.HasSuffix(k, "]") {
 			k = strings.TrimSuffix(k, "]")
 			if utf8.RuneCountInString(k) > maxMetaKeyLen || utf8.RuneCountInString(v) > maxMetaValLen || k == "" {
-				return p, invalidParam(name, "Metadata keys can be up to %d characters and values up to %d.", maxMetaKeyLen, maxMetaValLen)
+				return nil, invalidParam(name, "Metadata keys can be up to %d characters and values up to %d.", maxMetaKeyLen, maxMetaValLen)
 			}
-			p.metadata[k] = v
+			md[k] = v
 			continue
 		}
-		if err := p.set(name, v); err != nil {
-			return p, err
+		if err := set(name, v); err != nil {
+			return nil, err
 		}
 	}
-	return p, p.check(form)
+	if len(md) > maxMetadata {
+		return nil, invalidParam("metadata", "You can only specify up to %d metadata keys.", maxMetadata)
+	}
+	return md, nil
+}
+
+// unknownParam is Stripe's refusal of a parameter it does not know.
+func unknownParam(name string) *apiError {
+	return &apiError{Type: typeInvalid, Code: "parameter_unknown", Param: name, Message: "Received unknown parameter: " + name}
 }
 
 func (p *createParams) set(name, v string) *apiError {
@@ -92,8 +113,7 @@ func (p *createParams) set(name, v string) *apiError {
 		p.captureMethod = v
 	default:
 		if !passThrough.MatchString(name) {
-			return &apiError{Type: typeInvalid, Code: "parameter_unknown", Param: name,
-				Message: "Received unknown parameter: " + name}
+			return unknownParam(name)
 		}
 	}
 	return nil
@@ -108,8 +128,6 @@ func (p *createParams) check(form url.Values) *apiError {
 		return &apiError{Type: typeInvalid, Code: "amount_too_large", Param: "amount", Message: "Amount must be no more than 99,999,999"}
 	case !currencyCode.MatchString(p.currency):
 		return invalidParam("currency", "Invalid currency: %s", p.currency)
-	case len(p.metadata) > maxMetadata:
-		return invalidParam("metadata", "You can only specify up to %d metadata keys.", maxMetadata)
 	case p.returnURL != "" && !p.confirm:
 		return invalidParam("return_url", "You can only specify a return_url when confirm is true.")
 	case p.confirm && p.paymentMethod == "":

@@ -1,4 +1,4 @@
-package fakestripe
+package stripetest
 
 import (
 	"maps"
@@ -34,8 +34,12 @@ type PaymentIntent struct {
 	ClientSecret       string   `json:"client_secret"`        // pi_..._secret_...
 	ConfirmationMethod string   `json:"confirmation_method"`  // automatic
 	PaymentMethodTypes []string `json:"payment_method_types"` // ["card"]
-	AmountReceived     int64    `json:"amount_received"`      // set once succeeded
+	AmountReceived     int64    `json:"amount_received"`      // set once succeeded: the amount, or what was captured
 	LatestCharge       *string  `json:"latest_charge"`        // ch_..., null before a confirmation
+	// What an authorisation holds (requires_capture), zero otherwise, and
+	// when the intent was canceled.
+	AmountCapturable int64  `json:"amount_capturable"`
+	CanceledAt       *int64 `json:"canceled_at"`
 
 	account string    // the secret that created it: lookups are scoped to it
 	key     string    // the idempotency key that created it
@@ -66,6 +70,10 @@ func (pi *PaymentIntent) clone() PaymentIntent {
 		e := *pi.LastPaymentError
 		c.LastPaymentError = &e
 	}
+	if pi.CanceledAt != nil {
+		at := *pi.CanceledAt
+		c.CanceledAt = &at
+	}
 	return c
 }
 
@@ -76,7 +84,7 @@ func (pi *PaymentIntent) charged() bool {
 
 func (pi *PaymentIntent) ledgerEntry(now time.Time) fakes.Charge {
 	return fakes.Charge{ID: pi.ID, Merchant: pi.account, Intent: pi.Metadata[IntentMetadataKey], Key: pi.key,
-		Amount: pi.Amount, Currency: pi.Currency, Time: now}
+		Amount: pi.Amount, Currency: pi.Currency, Authorized: pi.Status == "requires_capture", Time: now}
 }
 
 // newIntent builds the PaymentIntent a create request makes and, for a
@@ -114,7 +122,7 @@ func newIntent(p createParams, account, key string, now time.Time) (*PaymentInte
 	case strings.Contains(pm, "processing"):
 		pi.Status = "processing"
 	case p.captureMethod == "manual":
-		pi.Status = "requires_capture"
+		pi.Status, pi.AmountCapturable = "requires_capture", pi.Amount
 	default:
 		pi.Status, pi.AmountReceived = "succeeded", pi.Amount
 	}
@@ -139,13 +147,37 @@ func optional(s string) *string {
 	return &s
 }
 
-// intentStore keeps every PaymentIntent.
+// intentStore keeps every PaymentIntent and every refund.
 type intentStore struct {
-	mu   sync.Mutex
-	byID map[string]*PaymentIntent
+	mu      sync.Mutex
+	byID    map[string]*PaymentIntent
+	refunds map[string]*Refund // by ID
+	order   []string           // refund IDs, oldest first
 }
 
-func newIntentStore() *intentStore { return &intentStore{byID: map[string]*PaymentIntent{}} }
+func newIntentStore() *intentStore {
+	return &intentStore{byID: map[string]*PaymentIntent{}, refunds: map[string]*Refund{}}
+}
+
+// put replaces a stored PaymentIntent with pi (captured, canceled).
+func (st *intentStore) put(pi PaymentIntent) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	c := pi.clone()
+	st.byID[pi.ID] = &c
+}
+
+// byCharge returns the account's PaymentIntent whose latest charge is ch.
+func (st *intentStore) byCharge(account, ch string) (string, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for id, pi := range st.byID {
+		if pi.account == account && pi.LatestCharge != nil && *pi.LatestCharge == ch {
+			return id, true
+		}
+	}
+	return "", false
+}
 
 // add stores pi and, if it charged, records it in the ledger.
 func (st *intentStore) add(pi *PaymentIntent, now time.Time, ledger *fakes.Ledger) {
@@ -184,7 +216,7 @@ func (st *intentStore) complete(id string, succeed bool, now time.Time, ledger *
 	}
 	pi.Status, pi.AmountReceived = "succeeded", pi.Amount
 	if pi.CaptureMethod == "manual" {
-		pi.AmountReceived = 0
+		pi.AmountReceived, pi.AmountCapturable = 0, pi.Amount
 		pi.Status = "requires_capture"
 	}
 	ledger.Add(pi.ledgerEntry(now))

@@ -1,0 +1,163 @@
+package stripetest
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/internal/faults"
+)
+
+// Option configures a Server. Options check their input; NewServer panics
+// on a bad one, as a fixture built wrong should stop the test at once.
+type Option func(*config) error
+
+// config is what the options set.
+type config struct {
+	faults.Settings
+	apiKey         string
+	searchDelay    time.Duration
+	storedDeclines bool
+	shouldRetry    bool
+	pendingRefunds bool
+	hook           func(RequestInfo)
+	t              testing.TB
+}
+
+// RequestInfo describes a POST (a charge, refund, capture or cancel) as it
+// arrives, before any fault or processing.
+type RequestInfo struct {
+	Request *http.Request // its body has been read: use Form
+	// Op is "refund", "capture" or "cancel" for an operation, empty for a
+	// charge (POST /v1/payment_intents).
+	Op     string
+	Key    string     // the Idempotency-Key header, trimmed
+	Intent string     // metadata[idempay_intent], if present
+	OpID   string     // metadata[idempay_op], if present
+	Form   url.Values // the parsed body
+}
+
+// WithAPIKey makes key the only secret key accepted (Authorization:
+// Bearer key); without it any non-empty bearer secret is, and each secret
+// is its own account. It is refused if key is empty or has spaces.
+func WithAPIKey(key string) Option {
+	return func(c *config) error {
+		if key == "" || strings.ContainsAny(key, " \t\r\n") {
+			return errors.New("API key is empty or has spaces")
+		}
+		c.apiKey = key
+		return nil
+	}
+}
+
+// WithFaultRates injects random faults at rates r into every POST, drawn
+// from a source seeded with seed: the same seed and the same order of
+// requests give the same faults. It is refused, with fakes.ErrBadRates,
+// if a rate is outside [0, 1] or they sum to more than 1.
+func WithFaultRates(r fakes.Rates, seed uint64) Option {
+	return func(c *config) error { return c.SetFaults(r, seed) }
+}
+
+// WithLease sets how long a claim on a key blocks other requests with it
+// without completing (default two seconds): after a Mid fault the key
+// answers 409 idempotency_key_in_use until the lease runs out. It is
+// refused if d is not positive.
+func WithLease(d time.Duration) Option { return func(c *config) error { return c.SetLease(d) } }
+
+// WithRetention sets how long a key is remembered (default 24 hours, as
+// Stripe prunes them): a key resent later executes again and charges
+// again. It is refused if d is not positive.
+func WithRetention(d time.Duration) Option { return func(c *config) error { return c.SetRetention(d) } }
+
+// WithClock gives the server a clock for leases, retention, search delays
+// and the objects' timestamps (a fakes.Clock's Now, say). It is refused if
+// now is nil.
+func WithClock(now func() time.Time) Option { return func(c *config) error { return c.SetClock(now) } }
+
+// WithRetryAfter sends Retry-After, in whole seconds, with injected 503s
+// (default 0). It is refused if d is negative.
+func WithRetryAfter(d time.Duration) Option {
+	return func(c *config) error { return c.SetRetryAfter(d) }
+}
+
+// WithDropReset ends dropped connections with a TCP reset, so the client
+// sees ECONNRESET instead of EOF.
+func WithDropReset() Option { return func(c *config) error { c.Reset = true; return nil } }
+
+// WithCloseConnections answers every request with Connection: close, so
+// that every drop reaches the client: net/http's Transport silently
+// resends a request with an Idempotency-Key on a reused connection that
+// failed before the first byte of the answer.
+func WithCloseConnections() Option {
+	return func(c *config) error { c.CloseConnections = true; return nil }
+}
+
+// WithSearchDelay hides a PaymentIntent from search until d after its
+// creation: Stripe's search is eventually consistent. It is refused if d
+// is negative.
+func WithSearchDelay(d time.Duration) Option {
+	return func(c *config) error {
+		if d < 0 {
+			return errors.New("search delay is negative")
+		}
+		c.searchDelay = d
+		return nil
+	}
+}
+
+// WithStoredDeclines answers a declined confirmation with a 500 stored
+// under its key, as Stripe does when a request fails after it started
+// executing, while the PaymentIntent stays as the decline left it
+// (requires_payment_method with a last_payment_error): the 402 is never
+// seen, the intent is found only by search.
+func WithStoredDeclines() Option {
+	return func(c *config) error { c.storedDeclines = true; return nil }
+}
+
+// WithShouldRetry sends Stripe-Should-Retry: true on 409 and 503 answers
+// and false on 400, 402 and 500 answers.
+func WithShouldRetry() Option { return func(c *config) error { c.shouldRetry = true; return nil } }
+
+// WithPendingRefunds makes every new refund pending (status "pending")
+// until CompleteRefund settles it. A pending refund counts against what is
+// left to refund; a failed one frees its amount.
+func WithPendingRefunds() Option {
+	return func(c *config) error { c.pendingRefunds = true; return nil }
+}
+
+// WithLenient makes the server carry out the refunds, captures and cancels
+// Stripe refuses (beyond the charge, of a captured intent, a second
+// capture), as a provider with a bug would, so that CheckMoney shows what
+// a client sent that it must not have.
+func WithLenient() Option { return func(c *config) error { c.Lenient = true; return nil } }
+
+// WithHook calls hook for every POST as it arrives, before any fault, on
+// the handler's goroutine (a hook that blocks holds the request): to check,
+// say, that the client stored its key before sending it. It is refused if
+// hook is nil.
+func WithHook(hook func(RequestInfo)) Option {
+	return func(c *config) error {
+		if hook == nil {
+			return errors.New("hook is nil")
+		}
+		c.hook = hook
+		return nil
+	}
+}
+
+// WithTest ties the server to t: when t ends the server is closed (its
+// handlers finish, so the books are final) and t fails if CheckMoney finds
+// money moved wrong. It is refused if t is nil.
+func WithTest(t testing.TB) Option {
+	return func(c *config) error {
+		if t == nil {
+			return errors.New("testing.TB is nil")
+		}
+		c.t = t
+		return nil
+	}
+}
