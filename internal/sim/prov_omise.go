@@ -7,23 +7,23 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
-	"github.com/idempay/idempay/internal/fakeomise"
+	"github.com/idempay/idempay/idempaytest/omisetest"
 	"github.com/idempay/idempay/provider/omise"
 )
 
-// omiseFake is internal/fakeomise behind provider/omise. Whether the fake
+// omiseFake is idempaytest/omisetest behind provider/omise. Whether the fake
 // honours Idempotency-Key (Omise documents no de-duplication) is drawn per
 // seed; the adapter must be safe either way, by its lookup before resend
 // and the single-use card token.
 type omiseFake struct {
-	srv     *fakeomise.Server
+	srv     *omisetest.Server
 	creds   string
 	charged objects
 }
 
 func newOmise(d dice, clock *simClock) *omiseFake {
 	return &omiseFake{creds: "skey_test_" + secretToken(d, "creds", 0),
-		srv: fakeomise.New(fakeomise.Config{Now: clock.Now, HonourKeys: d.chance(0.5, "omise-honour-keys")})}
+		srv: newOmiseServer(clock.Now, d.chance(0.5, "omise-honour-keys"))}
 }
 
 func (p *omiseFake) name() string                              { return "omise" }
@@ -51,7 +51,7 @@ func (p *omiseFake) inspect(r *http.Request, _ []byte) reqInfo {
 	return reqInfo{charge: r.Method == http.MethodPost, key: r.Header.Get("Idempotency-Key")}
 }
 
-func (p *omiseFake) inject(_ *order, rq reqInfo, f fakes.Fault) { p.srv.InjectKey(rq.key, f) }
+func (p *omiseFake) inject(_ *order, rq reqInfo, f fakes.Fault) { p.srv.FailKey(rq.key, f) }
 
 func (p *omiseFake) synth(k synthKind, _ []byte) (int, []byte) {
 	code := map[synthKind]string{synthConflict: "conflict", synthRateLimit: "too_many_requests"}[k]
@@ -79,7 +79,7 @@ func (p *omiseFake) observe(o *order, _ int, body []byte) []byte {
 		p.charged.add(o.id, c.ID)
 	}
 	for _, x := range c.Data {
-		if x.Metadata[fakeomise.IntentMetadataKey] == o.id {
+		if x.Metadata[omisetest.IntentMetadataKey] == o.id {
 			p.charged.add(o.id, x.ID)
 		}
 	}
@@ -96,7 +96,7 @@ func (p *omiseFake) truth(o *order) truth {
 
 func (p *omiseFake) chargeTruth(o *order, id string) truth {
 	c, ok := p.srv.Charge(id)
-	if !ok || c.Metadata[fakeomise.IntentMetadataKey] != o.id {
+	if !ok || c.Metadata[omisetest.IntentMetadataKey] != o.id {
 		return truthNone
 	}
 	switch {
@@ -111,3 +111,13 @@ func (p *omiseFake) chargeTruth(o *order, id string) truth {
 }
 
 func (p *omiseFake) complete(o *order, id string, succeed bool) { p.srv.Complete(id, succeed) }
+
+// newOmiseServer is the sim's fake Omise on clock, de-duplicating by key
+// when honour says so.
+func newOmiseServer(now func() time.Time, honour bool) *omisetest.Server {
+	opts := []omisetest.Option{omisetest.WithClock(now)}
+	if honour {
+		opts = append(opts, omisetest.WithIdempotencyKeys())
+	}
+	return omisetest.NewUnstartedServer(opts...)
+}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/omisetest"
 	"github.com/idempay/idempay/internal/chaos"
-	"github.com/idempay/idempay/internal/fakeomise"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/require"
 )
@@ -28,20 +28,23 @@ var chaosRates = fakes.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05
 const chaosLookupFailures = 0.10
 
 // omiseView shows the fake to the chaos harness.
-type omiseView struct{ srv *fakeomise.Server }
+type omiseView struct{ srv *omisetest.Server }
 
 func (v omiseView) Charges(id string) int   { return v.srv.Ledger().Count(id) }
-func (v omiseView) Keys(id string) []string { return v.srv.Stats().KeysByIntent[id] }
+func (v omiseView) Keys(id string) []string { return v.srv.Stats().Keys[id] }
 
 // LastReplayed is never consulted (CheckReplayed is off): Omise marks no
 // replay, so nothing can be compared.
-func (v omiseView) LastReplayed(id string) (bool, bool) { return false, v.srv.Stats().Answered[id] }
+func (v omiseView) LastReplayed(id string) (bool, bool) {
+	_, ok := v.srv.Stats().LastReplayed[id]
+	return false, ok
+}
 func (v omiseView) Faults(on bool) {
 	r, lookups := fakes.Rates{}, 0.0
 	if on {
 		r, lookups = chaosRates, chaosLookupFailures
 	}
-	if err := errors.Join(v.srv.SetFaults(r), v.srv.SetLookupFailures(lookups)); err != nil {
+	if err := errors.Join(v.srv.SetFaultRates(r), v.srv.SetLookupFailures(lookups)); err != nil {
 		panic(err)
 	}
 }
@@ -54,7 +57,7 @@ func (v omiseView) Faults(on bool) {
 // account (one charge in five is its, with numbers in its metadata), so
 // every list the lookups read holds charges that are not idempay's.
 func TestChaosOmise(t *testing.T) {
-	f := setup(t, fakeomise.Config{Seed: 11, Neighbours: 5}, func(cfg *idempay.Config) {
+	f := setup(t, []omisetest.Option{omisetest.WithFaultRates(fakes.Rates{}, 11), omisetest.WithNeighbours(5)}, func(cfg *idempay.Config) {
 		// Every intent of the run falls in every lookup's window, so a
 		// proof of absence reads them all: size the pass for the run and
 		// its neighbours.
@@ -75,5 +78,5 @@ func TestChaosOmise(t *testing.T) {
 	require.Equal(t, *chaosIntents, f.srv.Ledger().Len(), "exactly one charge per intent")
 	require.EqualValues(t, st.Requests, rep.Attempts, "the client counted every request the fake received")
 	t.Logf("chaos Omise: %s; fake saw %d POSTs and %d list lookups, faults %v, statuses %v, error codes %v",
-		rep, st.Requests, st.Lists, st.Faults, st.Statuses, st.ErrorCodes)
+		rep, st.Requests, st.Lists, st.Faults, st.Statuses, st.Codes)
 }

@@ -1,11 +1,10 @@
-package fakeomise
+package omisetest
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -27,12 +26,10 @@ type client struct {
 	hc  *http.Client
 }
 
-func newClient(t *testing.T, cfg Config) *client {
-	cfg.SecretKey = "skey_test"
-	srv := New(cfg)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return &client{t: t, srv: srv, url: ts.URL, hc: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
+func newClient(t *testing.T, opts ...Option) *client {
+	srv := NewServer(append(opts, WithSecretKey("skey_test"))...)
+	t.Cleanup(srv.Close)
+	return &client{t: t, srv: srv, url: srv.URL, hc: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
 }
 
 func (c *client) do(method, path, key string, form url.Values, user, pass string) (reply, error) {
@@ -77,7 +74,7 @@ func pay(intent, card string) url.Values {
 }
 
 func TestBasicAuth(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	for _, cred := range [][2]string{{"skey_wrong", ""}, {"skey_test", "password"}, {"", ""}} {
 		r, err := c.do(http.MethodPost, "/charges", "", pay("o", "tokn_1"), cred[0], cred[1])
 		if err != nil || r.status != 401 || r.body["code"] != "authentication_failure" || r.body["object"] != "error" {
@@ -87,7 +84,7 @@ func TestBasicAuth(t *testing.T) {
 }
 
 func TestDeclineIsFailedCharge(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	r := c.charge("", pay("o", "tokn_test_decline"))
 	if r.status != 200 || r.body["status"] != "failed" || r.body["failure_code"] != "insufficient_fund" {
 		t.Fatalf("%d %v", r.status, r.body)
@@ -98,7 +95,7 @@ func TestDeclineIsFailedCharge(t *testing.T) {
 }
 
 func TestTokenIsSingleUse(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	if r := c.charge("", pay("o", "tokn_1")); r.body["status"] != "successful" {
 		t.Fatalf("first: %v", r.body)
 	}
@@ -112,7 +109,7 @@ func TestTokenIsSingleUse(t *testing.T) {
 
 // A saved card can be charged again: it has no natural guard.
 func TestSavedCardIsReusable(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	f := pay("o", "card_1")
 	f.Set("customer", "cust_1")
 	c.charge("", f)
@@ -125,7 +122,7 @@ func TestSavedCardIsReusable(t *testing.T) {
 // By default keys are ignored, as Omise documents nothing; honoured, a
 // repeat is answered with the stored charge and no replay header.
 func TestIdempotencyKey(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	f := pay("o", "card_1")
 	f.Set("customer", "cust_1")
 	c.charge("k", f)
@@ -134,7 +131,7 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Fatal("keys honoured by default")
 	}
 
-	h := newClient(t, Config{HonourKeys: true})
+	h := newClient(t, WithIdempotencyKeys())
 	a, b := h.charge("k", f), h.charge("k", f)
 	if a.body["id"] != b.body["id"] || h.srv.Ledger().Count("o") != 1 {
 		t.Fatalf("honoured keys charged %d times", h.srv.Ledger().Count("o"))
@@ -152,8 +149,8 @@ func TestIdempotencyKey(t *testing.T) {
 }
 
 func TestPostFaultChargesThenDrops(t *testing.T) {
-	c := newClient(t, Config{})
-	c.srv.InjectIntent("o", fakes.Post)
+	c := newClient(t)
+	c.srv.Fail("o", fakes.Post)
 	if _, err := c.do(http.MethodPost, "/charges", "", pay("o", "tokn_1"), "skey_test", ""); err == nil {
 		t.Fatal("the Post fault answered")
 	}
@@ -167,7 +164,7 @@ func TestPostFaultChargesThenDrops(t *testing.T) {
 
 func TestListAndRetrieve(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := newClient(t, Config{Now: clock.Now, ListDelay: time.Minute})
+	c := newClient(t, WithClock(clock.Now), WithListDelay(time.Minute))
 	var ids []string
 	for i := range 5 {
 		r := c.charge("", pay("o", "tokn_"+string(rune('a'+i))))
@@ -196,7 +193,7 @@ func TestListAndRetrieve(t *testing.T) {
 }
 
 func TestPendingThenComplete(t *testing.T) {
-	c := newClient(t, Config{})
+	c := newClient(t)
 	r := c.charge("", pay("o", "tokn_3ds"))
 	if r.body["status"] != "pending" || r.body["authorize_uri"] == nil {
 		t.Fatalf("3ds: %v", r.body)
@@ -211,7 +208,7 @@ func TestPendingThenComplete(t *testing.T) {
 }
 
 func TestLookupFailures(t *testing.T) {
-	c := newClient(t, Config{LookupFailures: 1})
+	c := newClient(t, WithLookupFailures(1))
 	if r := c.get("/charges"); r.status != 503 {
 		t.Fatalf("list: %d", r.status)
 	}
@@ -229,7 +226,7 @@ func TestLookupFailures(t *testing.T) {
 // With Neighbours, another integration's charges share the account, in
 // the shape of Omise's recorded ones: numbers and booleans in metadata.
 func TestNeighbours(t *testing.T) {
-	c := newClient(t, Config{Neighbours: 2})
+	c := newClient(t, WithNeighbours(2))
 	for i := range 4 {
 		c.charge("", pay(fmt.Sprintf("n%d", i), fmt.Sprintf("tokn_test_n%d", i)))
 	}

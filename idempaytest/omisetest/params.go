@@ -1,4 +1,4 @@
-package fakeomise
+package omisetest
 
 import (
 	"net/url"

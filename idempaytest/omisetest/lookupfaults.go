@@ -1,4 +1,4 @@
-package fakeomise
+package omisetest
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ func newLookupFaults(rate float64, seed uint64) *lookupFaults {
 
 func (l *lookupFaults) set(rate float64) error {
 	if !(rate >= 0 && rate <= 1) {
-		return errors.New("fakeomise: lookup failure rate outside [0, 1]")
+		return errors.New("omisetest: lookup failure rate outside [0, 1]")
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

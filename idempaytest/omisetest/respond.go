@@ -1,4 +1,4 @@
-package fakeomise
+package omisetest
 
 import (
 	"crypto/rand"
@@ -28,6 +28,9 @@ var statusOf = map[string]int{
 	"service_unavailable":    http.StatusServiceUnavailable,
 	"conflict":               http.StatusConflict,
 	"idempotency_key_reused": http.StatusUnprocessableEntity,
+	"failed_capture":         http.StatusBadRequest,
+	"failed_refund":          http.StatusBadRequest,
+	"invalid_amount":         http.StatusBadRequest,
 }
 
 func errorBody(code, message string) (int, []byte) {
@@ -46,10 +49,13 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body) // the client may be gone
 }
 
+// answer writes a 200 JSON answer.
+func answer(w http.ResponseWriter, v any) { writeJSON(w, http.StatusOK, mustJSON(v)) }
+
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
-		panic("fakeomise: " + err.Error())
+		panic("omisetest: " + err.Error())
 	}
 	return b
 }

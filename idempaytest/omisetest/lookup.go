@@ -1,14 +1,16 @@
-package fakeomise
+package omisetest
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 )
 
 // handleRetrieve answers GET /charges/{id} for the caller's account.
 func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request, id string) {
-	s.stats.retrieval()
+	s.retrievals.Add(1)
 	if s.lookups.fail() {
 		writeError(w, "service_unavailable", "the service is temporarily unavailable")
 		return
@@ -18,7 +20,7 @@ func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request, id strin
 		writeError(w, "authentication_failure", "authentication failed")
 		return
 	}
-	c, found := s.charges.get(id)
+	c, found := s.store.get(id)
 	if !found || c.account != account {
 		writeError(w, "not_found", "charge "+id+" was not found")
 		return
@@ -32,7 +34,7 @@ func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request, id strin
 // It reads the same store as charges are written to: a charge is listed
 // as soon as it exists, or Config.ListDelay later.
 func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
-	s.stats.list()
+	s.lists.Add(1)
 	if s.lookups.fail() {
 		writeError(w, "service_unavailable", "the service is temporarily unavailable")
 		return
@@ -68,10 +70,10 @@ func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	until := to
-	if visible := s.now().Add(-s.cfg.ListDelay); visible.Before(until) {
+	if visible := s.now().Add(-s.cfg.listDelay); visible.Before(until) {
 		until = visible
 	}
-	page, total := s.charges.list(account, from, until, offset, limit, order == "reverse_chronological")
+	page, total := s.store.list(account, from, until, offset, limit, order == "reverse_chronological")
 	writeJSON(w, http.StatusOK, mustJSON(struct {
 		Object   string   `json:"object"`
 		Location string   `json:"location"`
@@ -94,4 +96,66 @@ func intParam(v string, def int) int {
 		return -1
 	}
 	return n
+}
+
+// handleListRefunds answers GET /charges/{id}/refunds for the caller's
+// account, with the charges list's pagination (offset, limit up to 100,
+// order): every refund at once, as the charge's own refunds list does.
+func (s *Server) handleListRefunds(w http.ResponseWriter, r *http.Request, id string) {
+	c, found := s.refundLookup(w, r, id)
+	if !found {
+		return
+	}
+	q := r.URL.Query()
+	offset, limit := intParam(q.Get("offset"), 0), intParam(q.Get("limit"), 20)
+	order := cmp.Or(q.Get("order"), "chronological")
+	if offset < 0 || limit < 1 || limit > 100 || (order != "chronological" && order != "reverse_chronological") {
+		writeError(w, "bad_request", "invalid pagination parameters")
+		return
+	}
+	l := *c.Refunds
+	all := l.Data
+	if order == "reverse_chronological" {
+		all = slices.Clone(all)
+		slices.Reverse(all)
+	}
+	l.Offset, l.Limit, l.Order, l.To = offset, limit, order, s.now().UTC().Format(time.RFC3339)
+	l.Data = all[min(offset, len(all)):min(offset+limit, len(all))]
+	answer(w, l)
+}
+
+// handleRetrieveRefund answers GET /charges/{id}/refunds/{refund}.
+func (s *Server) handleRetrieveRefund(w http.ResponseWriter, r *http.Request, id, refund string) {
+	c, found := s.refundLookup(w, r, id)
+	if !found {
+		return
+	}
+	for _, re := range c.Refunds.Data {
+		if re.ID == refund {
+			answer(w, re)
+			return
+		}
+	}
+	writeError(w, "not_found", "refund "+refund+" was not found")
+}
+
+// refundLookup starts a refund lookup: counted, faulted as every lookup
+// is, authenticated, its charge found in the caller's account.
+func (s *Server) refundLookup(w http.ResponseWriter, r *http.Request, id string) (Charge, bool) {
+	s.refundGets.Add(1)
+	if s.lookups.fail() {
+		writeError(w, "service_unavailable", "the service is temporarily unavailable")
+		return Charge{}, false
+	}
+	account, authed := s.account(r)
+	if !authed {
+		writeError(w, "authentication_failure", "authentication failed")
+		return Charge{}, false
+	}
+	c, found := s.store.get(id)
+	if !found || c.account != account {
+		writeError(w, "not_found", "charge "+id+" was not found")
+		return Charge{}, false
+	}
+	return c, true
 }

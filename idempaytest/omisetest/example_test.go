@@ -1,4 +1,4 @@
-package fakeomise_test
+package omisetest_test
 
 import (
 	"fmt"
@@ -7,20 +7,20 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/idempay/idempay/internal/fakeomise"
+	"github.com/idempay/idempay/idempaytest/omisetest"
 )
 
 // A card token can be charged once: a second charge with it is refused
 // with used_token, whatever the Idempotency-Key.
 func Example() {
-	_, base, stop := fakeomise.Start(fakeomise.Config{})
-	defer stop()
+	srv := omisetest.NewServer()
+	defer srv.Close()
 	form := url.Values{"amount": {"150000"}, "currency": {"thb"}, "card": {"tokn_test_1"},
 		"metadata[idempay_intent]": {"order-1"}}
 	for range 2 {
-		r, _ := http.NewRequest(http.MethodPost, base+"/charges", strings.NewReader(form.Encode()))
+		r, _ := http.NewRequest(http.MethodPost, srv.URL+"/charges", strings.NewReader(form.Encode()))
 		r.SetBasicAuth("skey_test_123", "")
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := srv.Client().Do(r)
 		if err != nil {
 			fmt.Println(err)
 			return

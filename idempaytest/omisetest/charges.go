@@ -1,4 +1,4 @@
-package fakeomise
+package omisetest
 
 import (
 	"maps"
@@ -11,10 +11,6 @@ import (
 
 	"github.com/idempay/idempay/idempaytest/fakes"
 )
-
-// IntentMetadataKey is the metadata key under which idempay's Omise
-// adapter tags each charge with its intent ID.
-const IntentMetadataKey = "idempay_intent"
 
 // Charge is the fake's charge, in Omise's JSON shape (the fields the
 // adapter reads, and a few more).
@@ -46,10 +42,21 @@ type Charge struct {
 	// request's Source.
 	Card   *Card   `json:"card"`
 	Source *Source `json:"source"`
+	// What can be done with the charge, and what was refunded, as Omise's
+	// charge object says it: capturable and reversible while an
+	// authorisation waits, refundable once paid until fully refunded.
+	Capturable     bool        `json:"capturable"`
+	Reversible     bool        `json:"reversible"`
+	Refundable     bool        `json:"refundable"`
+	RefundedAmount int64       `json:"refunded_amount"`
+	Refunds        *RefundList `json:"refunds"`
+	ReversedAt     *string     `json:"reversed_at"`
+	Voided         bool        `json:"voided"`
 
-	account string
-	key     string
-	at      time.Time
+	captured int64 // what was captured: the amount, or less with capture_amount
+	account  string
+	key      string
+	at       time.Time
 }
 
 // Card is the card object of a card charge, in Omise's shape (a few of
@@ -79,6 +86,14 @@ type Source struct {
 func (c *Charge) clone() Charge {
 	out := *c
 	out.Metadata = maps.Clone(c.Metadata)
+	if c.Refunds != nil {
+		l := *c.Refunds
+		l.Data = make([]Refund, len(c.Refunds.Data))
+		for i := range l.Data {
+			l.Data[i] = c.Refunds.Data[i].clone()
+		}
+		out.Refunds = &l
+	}
 	if c.Card != nil {
 		card := *c.Card
 		out.Card = &card
@@ -118,16 +133,25 @@ func (c *Charge) charged() bool {
 func (c *Charge) fail(code, message string) {
 	c.Status, c.FailureCode, c.FailureMessage = "failed", &code, &message
 	c.Authorized, c.Paid, c.AuthorizeURI = false, false, nil
+	c.derive()
+}
+
+// derive sets what can be done with the charge from where it stands.
+func (c *Charge) derive() {
+	c.Capturable = c.Status == "pending" && c.Authorized && !c.Capture
+	c.Reversible = c.Capturable
+	c.Refundable = c.Paid && c.RefundedAmount < c.captured && len(c.Refunds.Data) < maxRefunds
 }
 
 // succeed completes the charge: paid, or authorised and waiting for capture.
 func (c *Charge) succeed() {
 	c.Authorized, c.AuthorizeURI = true, nil
 	if c.Capture {
-		c.Status, c.Paid = "successful", true
+		c.Status, c.Paid, c.captured = "successful", true, c.Amount
 	} else {
 		c.Status = "pending"
 	}
+	c.derive()
 }
 
 // newCharge builds the charge a create request makes.
@@ -140,6 +164,7 @@ func newCharge(p createParams, account, key string, now time.Time) *Charge {
 	c := &Charge{Object: "charge", ID: id, Location: "/charges/" + id, Amount: p.amount,
 		Currency: strings.ToUpper(p.currency), Metadata: meta, Capture: p.capture,
 		Created: now.UTC().Format(time.RFC3339), account: account, key: key, at: now}
+	c.Refunds = newRefundList(id)
 	c.Description, c.ReturnURI, c.Customer = optional(p.description), optional(p.returnURI), optional(p.customer)
 	c.Card, c.Source = chargedWith(p)
 	what := strings.ToLower(p.card + p.source)
@@ -164,6 +189,7 @@ func neighbourCharge(account string, n int, now time.Time) *Charge {
 		Metadata: map[string]any{"payment_attempt_id": n, "platform": "shopify", "version": "local",
 			"x_test": true, "x_account": "account_test_neighbour", "order_id": strconv.Itoa(1000 + n)},
 		Capture: true, Created: now.UTC().Format(time.RFC3339), account: account, at: now}
+	c.Refunds = newRefundList(id)
 	if n%4 == 0 {
 		c.fail("insufficient_fund", "insufficient funds in the account or the card has reached the credit limit")
 	} else {
@@ -211,6 +237,8 @@ func (st *chargeStore) consume(account, id string) bool {
 	return true
 }
 
+// add stores a charge and, when ledger is not nil and it moved money (or
+// holds an authorisation), enters it in the books.
 func (st *chargeStore) add(c *Charge, ledger *fakes.Ledger) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -219,14 +247,27 @@ func (st *chargeStore) add(c *Charge, ledger *fakes.Ledger) {
 	list := st.byAccount[c.account]
 	i, _ := slices.BinarySearchFunc(list, c, compareCreation)
 	st.byAccount[c.account] = slices.Insert(list, i, c)
-	if c.charged() && c.intentOf() != "" {
+	if ledger != nil && c.charged() {
 		ledger.Add(entry(c))
 	}
 }
 
 func entry(c *Charge) fakes.Charge {
 	return fakes.Charge{ID: c.ID, Merchant: c.account, Intent: c.intentOf(), Key: c.key,
-		Amount: c.Amount, Currency: c.Currency, Time: c.at}
+		Amount: c.Amount, Currency: c.Currency, Authorized: !c.Capture, Time: c.at}
+}
+
+// update runs f on a stored charge under the store's lock; it reports
+// whether the charge exists.
+func (st *chargeStore) update(id string, f func(*Charge)) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	c, ok := st.byID[id]
+	if ok {
+		f(c)
+		c.derive()
+	}
+	return ok
 }
 
 func (st *chargeStore) get(id string) (Charge, bool) {
@@ -288,4 +329,21 @@ func (st *chargeStore) unconsume(account, id string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	delete(st.used, account+"\x00"+id)
+}
+
+// updateRefund runs f on a stored refund and its charge under the store's
+// lock; it reports whether the refund exists.
+func (st *chargeStore) updateRefund(id string, f func(*Charge, *Refund)) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for _, c := range st.byID {
+		for i := range c.Refunds.Data {
+			if c.Refunds.Data[i].ID == id {
+				f(c, &c.Refunds.Data[i])
+				c.derive()
+				return true
+			}
+		}
+	}
+	return false
 }
