@@ -3,6 +3,7 @@ package idempay
 import (
 	"crypto/sha256"
 	"encoding/base32"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -33,9 +34,11 @@ var twoc2pBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPa
 
 // TwoC2PInvoiceNo derives the 2C2P invoiceNo of a payment intent from the
 // caller's persisted intent ID. It never invents one: the same ID always
-// gives the same invoiceNo, so every attempt, every restart and every Payment
+// gives the same invoiceNo, so every retry, every restart and every Payment
 // Inquiry names the same invoice. qr says whether a QR channel is requested,
-// which lowers the limit from 50 to 20 characters.
+// which lowers the limit from 50 to 20 characters. It is the invoiceNo of
+// the intent's first attempt; TwoC2PAttemptInvoiceNo gives those of the
+// attempts that follow a definite failure, each an invoice of its own.
 //
 // The mapping, the first form that fits the limit:
 //
@@ -62,11 +65,8 @@ var twoc2pBase32 = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPa
 // An empty ID, invalid UTF-8 or control characters are refused with a
 // *ValidationError (field IntentID).
 func TwoC2PInvoiceNo(intentID string, qr bool) (string, error) {
-	switch {
-	case intentID == "":
-		return "", invalid("IntentID", "is empty")
-	case !utf8.ValidString(intentID) || hasControl(intentID):
-		return "", invalid("IntentID", "has control characters or invalid UTF-8")
+	if err := twoc2pCheckIntentID(intentID); err != nil {
+		return "", err
 	}
 	limit := twoc2pInvoiceLimit(qr)
 	switch {
@@ -77,13 +77,26 @@ func TwoC2PInvoiceNo(intentID string, qr bool) (string, error) {
 	case len(twoc2pEncodedMark)+twoc2pBase32.EncodedLen(len(intentID)) <= limit:
 		return twoc2pEncodedMark + twoc2pBase32.EncodeToString([]byte(intentID)), nil
 	}
-	return twoc2pHashed(intentID, limit), nil
+	return twoc2pHashed(twoc2pHashedMark, intentID, limit), nil
 }
 
-// twoc2pHashed is form 4 of TwoC2PInvoiceNo.
-func twoc2pHashed(intentID string, limit int) string {
+func twoc2pCheckIntentID(intentID string) error {
+	switch {
+	case intentID == "":
+		return invalid("IntentID", "is empty")
+	case !utf8.ValidString(intentID) || hasControl(intentID):
+		return invalid("IntentID", "has control characters or invalid UTF-8")
+	}
+	return nil
+}
+
+// twoc2pHashed is head, then as many of the intent ID's first ASCII letters
+// and digits as leave room within limit for 16 characters of the base32 of
+// its SHA-256, then those: form 4 of TwoC2PInvoiceNo with head "0y", and
+// the hashed form of an attempt's invoiceNo with its own head.
+func twoc2pHashed(head, intentID string, limit int) string {
 	var b strings.Builder
-	b.WriteString(twoc2pHashedMark)
+	b.WriteString(head)
 	for i := 0; i < len(intentID) && b.Len() < limit-twoc2pHashLen; i++ {
 		if isASCIIAlnumByte(intentID[i]) {
 			b.WriteByte(intentID[i])
@@ -103,15 +116,164 @@ func twoc2pMarked(s string) bool {
 	return p == twoc2pUUIDMark || p == twoc2pEncodedMark || p == twoc2pHashedMark
 }
 
-// TwoC2PIntentOfInvoiceNo reads an invoiceNo made by TwoC2PInvoiceNo back
-// into the intent ID it was made from, so that a 2C2P notification or
-// return naming only the invoice can be tied to its intent (and settled
-// with Client.Settle). ok is false for the hashed form, which cannot be
-// read back, and for a string TwoC2PInvoiceNo never makes.
-func TwoC2PIntentOfInvoiceNo(invoiceNo string) (intentID string, ok bool) {
-	if !isASCIIAlnum(invoiceNo) || len(invoiceNo) > TwoC2PMaxInvoiceNo {
-		return "", false
+// TwoC2PAttemptInvoiceNo derives the invoiceNo of attempt n of a payment
+// intent (1 for the first; n after n-1 definite failures, as
+// idempay.AttemptOf and Record.Attempt count). 2C2P answers a repeated
+// invoiceNo with 9015, not with a new payment, so each attempt needs an
+// invoice of its own. Attempt 1 is TwoC2PInvoiceNo(intentID, qr), exactly,
+// so that invoices opened before attempts existed keep their number.
+//
+// Attempt n > 1 is "0u", n in decimal (no leading zero), a letter naming
+// the form, and the ID in the first form that fits the limit:
+//
+//   - "n" and the ID as it is: ASCII letters and digits (any, markers too);
+//   - "u" and the 32 hexadecimal digits of a canonical UUID (case kept);
+//   - "z" and the lower-case, unpadded base32 of the ID's bytes;
+//   - "y", the ID's first ASCII letters and digits (as many as fit, up to
+//     the limit less the head and 16 characters) and 16 characters of the
+//     base32 of its SHA-256.
+//
+// These never meet an attempt-1 invoiceNo, whatever the intent, even
+// compared without regard to case: attempt 1 uses "0u" (in any case) only
+// for "0u" and 32 hexadecimal digits, and here the character after the
+// decimal digits is a letter that is no hexadecimal digit. Between
+// themselves they are told apart by the attempt, which the digits end
+// before the letter, and then by the ID as attempt 1's forms are: the "n",
+// "u" and "z" forms read back to (intentID, n) with
+// TwoC2PAttemptOfInvoiceNo, so no other pair has them; the "y" form rests on
+// 80 bits of hash, and the adapter settles it only from an answer echoing
+// the attempt's own key, as it does form 4 of TwoC2PInvoiceNo.
+//
+// Within 50 characters every attempt fits (the hashed form is at most 38
+// characters for any int). With a QR channel (20), the hashed form fits
+// attempts 2 to 9 only, with no readable prefix left: attempt 10 and later
+// of an ID that fits no readable form (longer than 15 letters and digits
+// or 9 bytes, fewer for attempts past 99) is refused with a
+// *ValidationError (field Attempt), as are an attempt below 1 and the IDs
+// TwoC2PInvoiceNo refuses (field IntentID).
+func TwoC2PAttemptInvoiceNo(intentID string, attempt int, qr bool) (string, error) {
+	switch {
+	case attempt < 1:
+		return "", invalid("Attempt", "is %d; an intent's attempts count from 1", attempt)
+	case attempt == 1:
+		return TwoC2PInvoiceNo(intentID, qr)
 	}
+	if err := twoc2pCheckIntentID(intentID); err != nil {
+		return "", err
+	}
+	limit := twoc2pInvoiceLimit(qr)
+	head := twoc2pUUIDMark + strconv.Itoa(attempt)
+	room := limit - len(head) - 1 // what the form's letter leaves for the ID
+	switch {
+	case len(intentID) <= room && isASCIIAlnum(intentID):
+		return head + string(twoc2pAttemptAsIs) + intentID, nil
+	case isCanonicalUUID(intentID) && 32 <= room:
+		return head + string(twoc2pAttemptUUID) + strings.ReplaceAll(intentID, "-", ""), nil
+	case twoc2pBase32.EncodedLen(len(intentID)) <= room:
+		return head + string(twoc2pAttemptEncoded) + twoc2pBase32.EncodeToString([]byte(intentID)), nil
+	case twoc2pHashLen <= room:
+		return twoc2pHashed(head+string(twoc2pAttemptHashed), intentID, limit), nil
+	}
+	return "", invalid("Attempt", "attempt %d of this intent has no 2C2P invoiceNo within %d characters "+
+		"(a QR channel); nothing was sent for it: charge the order under a new intent ID, or with an account without QR channels",
+		attempt, limit)
+}
+
+// The letters naming the form of an attempt's invoiceNo, after "0u" and
+// the attempt's number. None is a hexadecimal digit, in any case.
+const (
+	twoc2pAttemptAsIs    = 'n'
+	twoc2pAttemptUUID    = 'u'
+	twoc2pAttemptEncoded = 'z'
+	twoc2pAttemptHashed  = 'y'
+)
+
+// twoc2pAttemptHead splits an attempt's invoiceNo (attempt 2 and later)
+// into its attempt, the letter of its form and the rest. ok is false for
+// anything else, every attempt-1 invoiceNo included.
+func twoc2pAttemptHead(invoiceNo string) (attempt int, form byte, rest string, ok bool) {
+	if !strings.HasPrefix(invoiceNo, twoc2pUUIDMark) {
+		return 0, 0, "", false
+	}
+	s := invoiceNo[len(twoc2pUUIDMark):]
+	i := 0
+	for i < len(s) && '0' <= s[i] && s[i] <= '9' {
+		i++
+	}
+	if i == 0 || s[0] == '0' || i == len(s) {
+		return 0, 0, "", false
+	}
+	n, err := strconv.Atoi(s[:i])
+	if err != nil || n < 2 {
+		return 0, 0, "", false
+	}
+	switch s[i] {
+	case twoc2pAttemptAsIs, twoc2pAttemptUUID, twoc2pAttemptEncoded, twoc2pAttemptHashed:
+		return n, s[i], s[i+1:], true
+	}
+	return 0, 0, "", false
+}
+
+// TwoC2PAttemptOfInvoiceNo reads an invoiceNo made by
+// TwoC2PAttemptInvoiceNo (or TwoC2PInvoiceNo, attempt 1) back into the
+// intent ID and the attempt it was made for, so that a 2C2P notification
+// or return naming only the invoice can be tied to its intent and attempt.
+// ok is false for the hashed forms, which cannot be read back, and for a
+// string the mapping never makes.
+func TwoC2PAttemptOfInvoiceNo(invoiceNo string) (intentID string, attempt int, ok bool) {
+	if !isASCIIAlnum(invoiceNo) || len(invoiceNo) > TwoC2PMaxInvoiceNo {
+		return "", 0, false
+	}
+	n, form, rest, isAttempt := twoc2pAttemptHead(invoiceNo)
+	if !isAttempt {
+		id, ok := twoc2pIntentOfFirst(invoiceNo)
+		if !ok {
+			return "", 0, false
+		}
+		return id, 1, true
+	}
+	var id string
+	switch form {
+	case twoc2pAttemptAsIs:
+		id = rest
+	case twoc2pAttemptUUID:
+		if len(rest) != 32 {
+			return "", 0, false
+		}
+		id = rest[:8] + "-" + rest[8:12] + "-" + rest[12:16] + "-" + rest[16:20] + "-" + rest[20:]
+	case twoc2pAttemptEncoded:
+		b, err := twoc2pBase32.DecodeString(rest)
+		if err != nil {
+			return "", 0, false
+		}
+		id = string(b)
+	default: // hashed
+		return "", 0, false
+	}
+	// Only the spelling the mapping itself writes, under either limit,
+	// reads back: another would be a second invoiceNo for one attempt.
+	for _, qr := range []bool{false, true} {
+		if inv, err := TwoC2PAttemptInvoiceNo(id, n, qr); err == nil && inv == invoiceNo {
+			return id, n, true
+		}
+	}
+	return "", 0, false
+}
+
+// TwoC2PIntentOfInvoiceNo reads an invoiceNo made by TwoC2PInvoiceNo or
+// TwoC2PAttemptInvoiceNo back into the intent ID it was made from, so that
+// a 2C2P notification or return naming only the invoice can be tied to its
+// intent (and settled with Client.Settle). ok is false for the hashed
+// forms, which cannot be read back, and for a string the mapping never
+// makes. TwoC2PAttemptOfInvoiceNo gives the attempt too.
+func TwoC2PIntentOfInvoiceNo(invoiceNo string) (intentID string, ok bool) {
+	intentID, _, ok = TwoC2PAttemptOfInvoiceNo(invoiceNo)
+	return intentID, ok
+}
+
+// twoc2pIntentOfFirst reads back an invoiceNo of TwoC2PInvoiceNo's forms 1
+// to 3: an attempt 1.
+func twoc2pIntentOfFirst(invoiceNo string) (intentID string, ok bool) {
 	if !twoc2pMarked(invoiceNo) {
 		return invoiceNo, true
 	}
@@ -133,10 +295,15 @@ func TwoC2PIntentOfInvoiceNo(invoiceNo string) (intentID string, ok bool) {
 	return "", false
 }
 
-// TwoC2PInvoiceNoIsHashed reports whether invoiceNo is the hashed form of
-// TwoC2PInvoiceNo (form 4), the one that cannot be read back.
+// TwoC2PInvoiceNoIsHashed reports whether invoiceNo is a hashed form, the
+// ones that cannot be read back: form 4 of TwoC2PInvoiceNo, or the hashed
+// form of TwoC2PAttemptInvoiceNo.
 func TwoC2PInvoiceNoIsHashed(invoiceNo string) bool {
-	return strings.HasPrefix(invoiceNo, twoc2pHashedMark)
+	if strings.HasPrefix(invoiceNo, twoc2pHashedMark) {
+		return true
+	}
+	_, form, _, ok := twoc2pAttemptHead(invoiceNo)
+	return ok && form == twoc2pAttemptHashed
 }
 
 // TwoC2PCheckInvoiceNo reports whether invoiceNo is one 2C2P accepts: 1 to

@@ -2,11 +2,13 @@ package twoc2p_test
 
 import (
 	"context"
-	"errors"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,20 +63,13 @@ func TestTwoC2PPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 // Issue 9: the customer's card is declined on 2C2P's page, and the order
 // is charged again (attempt 2: a 2C2P request carries no card, so the new
 // attempt is told apart by its other parameters; here a user field): two
-// attempts, two keys, one payment.
-//
-// Today that cannot happen: idempay.TwoC2PInvoiceNo (root package) gives
-// every attempt of an intent the intent's one invoiceNo, 2C2P refuses a
-// second token request for it (9015), and Payment Inquiry answers for the
-// invoice under attempt 1's key, which is a key conflict for attempt 2.
-// Attempt 2 therefore stays unknown, blocks every later attempt
-// (ErrAttemptOpen) and never settles: the order can only be paid under a
-// new intent ID. The test checks what must hold either way (no second
-// payment, attempt 2 never called failed or paid) and skips the rest until
-// each attempt has an invoice of its own.
+// attempts, two keys, two invoice numbers, one payment. Attempt 2 has an
+// invoice of its own (idempay.TwoC2PAttemptInvoiceNo): with attempt 1's,
+// 2C2P would answer 9015 and the inquiry attempt 1's key, and attempt 2
+// would stay unknown for ever, blocking every later attempt.
 func TestTwoC2PDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, func(inv string) string { return "ORDER1" })
+	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pIntentOf)
 	c := tc2pClient(t, url, store)
 	ctx := context.Background()
 	ch, err := c.Charge(ctx, tc2pOrder("ORDER1"))
@@ -93,40 +88,145 @@ func TestTwoC2PDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 	assert.NotEqual(t, rec.History[0].Key, rec.Key, "with a new key")
 	require.NoError(t, srv.Check(), "one key never opened two transactions")
 	assert.Zero(t, paidTransactions(srv), "nothing is paid")
-	assert.NotEqual(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "attempt 2 may not be called failed: nothing proved it")
-	assert.NotEqual(t, idempay.OutcomeSucceeded, idempay.OutcomeOf(err), "attempt 2 may not be called paid")
-	if errors.Is(err, idempay.ErrKeyConflict) && idempay.OutcomeOf(err) == idempay.OutcomeUnknown {
-		// While attempt 2 is unknown, no third attempt is sent.
-		sent := srv.Stats().TokenRequests
-		third := tc2pOrder("ORDER1")
-		third.Extra = map[string]string{"userDefined1": "attempt-3"}
-		_, err3 := c.Charge(ctx, third)
-		assert.ErrorIs(t, err3, idempay.ErrAttemptOpen)
-		assert.Equal(t, sent, srv.Stats().TokenRequests)
-		t.Skipf("core gap: idempay.TwoC2PInvoiceNo gives attempt 2 the invoiceNo of attempt 1; 2C2P answers 9015 "+
-			"and the inquiry names attempt 1's key, so attempt 2 stays unknown for ever (%v)", err)
-	}
 
-	// Once each attempt has an invoice of its own: attempt 2 opens a
-	// payment, the customer pays it, and the intent is paid once.
+	// Attempt 2 opens a payment of its own, under its own invoice.
 	requirePending(t, ch, err)
-	for _, txn := range srv.Transactions() {
-		if txn.IdempotencyID == rec.Key {
-			require.NoError(t, srv.Pay(txn.InvoiceNo))
-		}
-	}
+	inv2 := tc2pAttemptInvoice(t, "ORDER1", 2, false)
+	txn, ok := srv.Transaction(inv2)
+	require.True(t, ok, "attempt 2's invoice %s", inv2)
+	assert.Equal(t, rec.Key, txn.IdempotencyID)
+	assert.Equal(t, txn.PaymentToken, ch.ID)
+	assert.Equal(t, fake2c2p.AwaitingPayment, txn.State)
+	assert.Zero(t, srv.Stats().Existing, "no token request met an existing invoice (9015)")
+
+	// The customer pays it, and the intent is paid once.
+	require.NoError(t, srv.Pay(inv2))
 	done, err := c.Charge(ctx, second)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.StateSucceeded, done.State)
 	assert.Equal(t, 2, done.Attempt)
+	assert.Empty(t, txn.TranRef, "the pending copy had no tranRef yet")
+	paidTxn, _ := srv.Transaction(inv2)
+	assert.Equal(t, paidTxn.TranRef, done.ID)
 	keys := map[string]bool{}
-	for _, ks := range srv.Stats().KeysByInvoice {
+	for inv, ks := range srv.Stats().KeysByInvoice {
+		assert.Len(t, ks, 1, "invoice %s carried one key", inv)
 		for _, k := range ks {
 			keys[k] = true
 		}
 	}
 	assert.Len(t, keys, 2, "two attempts, two keys")
+	assert.Len(t, srv.Stats().KeysByInvoice, 2, "two invoices")
+	assert.Equal(t, 2, srv.Len())
+	first, _ := srv.Transaction("ORDER1")
+	assert.Equal(t, fake2c2p.Declined, first.State, "attempt 1 stays declined")
 	assert.Equal(t, 1, paidTransactions(srv), "one payment")
+	require.NoError(t, srv.Check())
+
+	// A charge of the paid intent with other parameters (a third card, a
+	// double-click with its own key) is answered by the success from the
+	// store: no token request, no inquiry.
+	before := srv.Stats()
+	third := tc2pOrder("ORDER1")
+	third.Extra = map[string]string{"userDefined1": "attempt-3"}
+	for _, req := range []idempay.ChargeRequest{third, second, tc2pOrder("ORDER1")} {
+		again, err := c.Charge(ctx, req)
+		require.NoError(t, err)
+		assert.Equal(t, done.ID, again.ID)
+		assert.Equal(t, idempay.StateSucceeded, again.State)
+		assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
+		assert.Equal(t, 2, again.Attempt)
+	}
+	assert.Equal(t, before, srv.Stats(), "no request")
+	rec, err = c.Record(ctx, "ORDER1")
+	require.NoError(t, err)
+	assert.Equal(t, 2, rec.Attempt, "no third attempt")
+}
+
+// A lost answer on attempt 2 is settled by Payment Inquiry on attempt 2's
+// invoice, never by attempt 1's decline: whether the lost request opened
+// the payment (faults.Post: the inquiry finds it pending) or never reached
+// 2C2P (faults.Pre: the inquiry proves it absent, and the request is sent
+// again under the same invoice and key).
+func TestTwoC2PLostAnswerOnAttemptTwoSettlesByItsOwnInvoice(t *testing.T) {
+	for name, fault := range map[string]faults.Fault{"opened, answer lost": faults.Post, "never arrived": faults.Pre} {
+		t.Run(name, func(t *testing.T) {
+			store := memstore.New()
+			var mu sync.Mutex
+			var inquiries []string
+			cfg := fake2c2p.Config{OnRequest: func(info fake2c2p.RequestInfo) {
+				if info.Endpoint == fake2c2p.Inquiry {
+					mu.Lock()
+					inquiries = append(inquiries, info.InvoiceNo)
+					mu.Unlock()
+				}
+			}}
+			srv, url := tc2pServe(t, cfg, store, tc2pIntentOf)
+			c := tc2pClient(t, url, store)
+			ctx := context.Background()
+			ch, err := c.Charge(ctx, tc2pOrder("ORDER1"))
+			requirePending(t, ch, err)
+			require.NoError(t, srv.Decline("ORDER1", "4051"))
+			_, err = c.Charge(ctx, tc2pOrder("ORDER1"))
+			require.ErrorIs(t, err, idempay.ErrDeclined)
+
+			inv2 := tc2pAttemptInvoice(t, "ORDER1", 2, false)
+			srv.InjectToken(inv2, fault)
+			mu.Lock()
+			inquiries = nil
+			mu.Unlock()
+			second := tc2pOrder("ORDER1")
+			second.Amount = 99900 // another card, another basket
+			ch, err = c.Charge(ctx, second)
+			requirePending(t, ch, err, "attempt 2 is pending, not attempt 1's decline")
+			rec, err := c.Record(ctx, "ORDER1")
+			require.NoError(t, err)
+			assert.Equal(t, 2, rec.Attempt)
+			assert.Equal(t, idempay.StatePending, rec.State)
+			txn, ok := srv.Transaction(inv2)
+			require.True(t, ok)
+			assert.Equal(t, rec.Key, txn.IdempotencyID)
+			mu.Lock()
+			asked := slices.Clone(inquiries)
+			mu.Unlock()
+			require.NotEmpty(t, asked, "the lost answer was asked about")
+			for _, inv := range asked {
+				assert.Equal(t, inv2, inv, "only attempt 2's invoice is asked about")
+			}
+			if fault == faults.Post {
+				assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
+				assert.Equal(t, inv2, ch.ID, "found by inquiry: the invoice names the charge")
+				assert.Equal(t, 2, srv.Stats().TokenRequests, "found: not sent again")
+			} else {
+				assert.Equal(t, txn.PaymentToken, ch.ID, "sent again under the same invoice, answered")
+				assert.Equal(t, 3, srv.Stats().TokenRequests, "proved absent: sent again")
+			}
+			assert.Zero(t, srv.Stats().Existing, "no token request met an existing invoice (9015)")
+
+			require.NoError(t, srv.Pay(inv2))
+			done, err := c.Charge(ctx, second)
+			require.NoError(t, err)
+			assert.Equal(t, idempay.StateSucceeded, done.State)
+			assert.Equal(t, 2, done.Attempt)
+			assert.Equal(t, 1, paidTransactions(srv))
+			require.NoError(t, srv.Check())
+		})
+	}
+}
+
+// tc2pIntentOf reads the intent of any attempt's invoiceNo back, for the
+// store check of tc2pServe.
+func tc2pIntentOf(invoiceNo string) string {
+	id, _ := idempay.TwoC2PIntentOfInvoiceNo(invoiceNo)
+	return id
+}
+
+// tc2pAttemptInvoice is the invoiceNo of attempt n of id.
+func tc2pAttemptInvoice(t *testing.T, id string, n int, qr bool) string {
+	t.Helper()
+	inv, err := idempay.TwoC2PAttemptInvoiceNo(id, n, qr)
+	require.NoError(t, err)
+	return inv
 }
 
 func paidTransactions(srv *fake2c2p.Server) int {

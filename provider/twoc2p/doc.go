@@ -5,10 +5,14 @@
 // 2C2P has no idempotency header. The invoiceNo in the signed payload is
 // the key in practice: a second token request with the same invoiceNo is
 // refused with respCode 9015, not replayed. So the adapter derives the
-// invoiceNo from the intent ID (idempay.TwoC2PInvoiceNo), which the Client
-// has reserved in the KeyStore before anything is sent, and it is an
-// idempay.LookupGuard: before any resend of an intent that may have reached
-// 2C2P, and after any lost or unclassifiable answer (9015 included), the
+// invoiceNo from the intent ID and the attempt
+// (idempay.TwoC2PAttemptInvoiceNo; attempt 1 is idempay.TwoC2PInvoiceNo),
+// which the Client has reserved in the KeyStore before anything is sent:
+// after a definite failure, a charge with other parameters begins attempt
+// n+1 with a new key and an invoice of its own, and Payment Inquiry asks
+// about the record's attempt's invoice, never an earlier one's. The adapter
+// is an idempay.LookupGuard: before any resend of an intent that may have
+// reached 2C2P, and after any lost or unclassifiable answer (9015 included), the
 // Client asks Payment Inquiry. Found settles the intent and is reported as
 // a replay (idempay.ReplayFromLookup); 2002 "not found" proves that sending
 // again is safe; anything else leaves the outcome unknown with the invoice
@@ -71,7 +75,10 @@
 // use overlapping intent IDs: only an echoed idempotencyID (checked when
 // present) would tell their invoices apart.
 //
-// ChargeRequest fields: IntentID gives invoiceNo; Amount and Currency give
+// ChargeRequest fields: IntentID, with the attempt, gives invoiceNo (an
+// attempt whose invoiceNo does not fit, possible only with a QR channel
+// from attempt 10 on, is refused when its request is built, before
+// anything is sent, with a *idempay.ValidationError of field Attempt); Amount and Currency give
 // amount (as a decimal number, see idempay.TwoC2PAmount) and currencyCode;
 // Description (default: the intent ID) gives description; ReturnURL gives
 // frontendReturnUrl; Extra keys "userDefined1" to "userDefined5" give those

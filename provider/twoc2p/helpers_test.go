@@ -23,7 +23,7 @@ const (
 // maps an invoiceNo back to the intent the test charged under it; when it
 // is set, every verified request is checked against store: the intent must
 // be reserved, with the idempotencyID of a token request as its key,
-// before the request arrives.
+// before the request arrives. A cfg.OnRequest of the test's is kept.
 func tc2pServe(t *testing.T, cfg fake2c2p.Config, store idempay.KeyStore, intentOf func(invoiceNo string) string) (*fake2c2p.Server, string) {
 	t.Helper()
 	if cfg.MerchantID == "" {
@@ -33,7 +33,11 @@ func tc2pServe(t *testing.T, cfg fake2c2p.Config, store idempay.KeyStore, intent
 		cfg.Secret = tc2pSecret.Reveal()
 	}
 	if store != nil && intentOf != nil {
+		also := cfg.OnRequest // the test's own, called after the check
 		cfg.OnRequest = func(info fake2c2p.RequestInfo) {
+			if also != nil {
+				defer also(info)
+			}
 			intent := intentOf(info.InvoiceNo)
 			rec, err := store.Load(context.Background(), tc2pNS, intent)
 			switch {

@@ -13,25 +13,28 @@ import (
 // maxBody caps how much of an inquiry answer is read.
 const maxBody = 1 << 20
 
-// FindCharge asks Payment Inquiry how the intent's invoice stands. It
-// returns an error only when no answer came back (the Client then treats
-// the outcome as unknown); every answer is a Verdict, mapped as the
-// package documentation says. Found answers are marked Replayed: the charge
-// was made by an earlier attempt, not by this call. hc nil means
+// FindCharge asks Payment Inquiry how the invoice of the record's attempt
+// (rec.Attempt, see idempay.TwoC2PAttemptInvoiceNo) stands: never an
+// earlier attempt's, whose decline or payment is that attempt's, under its
+// own key. It returns an error only when no answer came back (the Client
+// then treats the outcome as unknown); every answer is a Verdict, mapped as
+// the package documentation says. Found answers are marked Replayed: the
+// charge was made by an earlier call, not by this one. hc nil means
 // http.DefaultClient.
 //
 // An intent whose invoiceNo the mapping of earlier idempay versions spelt
 // otherwise (see idempay.TwoC2PInvoiceNo) may have been sent under that
 // spelling: when 2C2P does not know the current one, the earlier one is
 // asked too, unless Provider.NoLegacyInvoiceNo, and only an answer that
-// echoes the intent's own key settles it there.
+// echoes the intent's own key settles it there. Those versions knew one
+// attempt per intent, so this is done for attempt 1 only.
 func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
-	invoiceNo, err := p.invoiceNo(rec.IntentID)
+	invoiceNo, err := p.invoiceNo(rec.IntentID, rec.Attempt)
 	if err != nil {
 		return idempay.Verdict{}, err
 	}
 	v, err := p.lookup(ctx, hc, t, rec, invoiceNo, idempay.TwoC2PInvoiceNoIsHashed(invoiceNo))
-	if err != nil || v.Kind != idempay.KindNotFound || p.NoLegacyInvoiceNo {
+	if err != nil || v.Kind != idempay.KindNotFound || p.NoLegacyInvoiceNo || rec.Attempt > 1 {
 		return v, err
 	}
 	legacy := legacyInvoiceNo(rec.IntentID, idempay.TwoC2PHasQRChannel(p.channels()))

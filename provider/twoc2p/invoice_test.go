@@ -2,6 +2,8 @@ package twoc2p_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +12,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/keystore/memstore"
+	"github.com/idempay/idempay/provider/twoc2p"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -111,4 +116,117 @@ func TestLegacyInvoiceNoIsAskedBeforeAResend(t *testing.T) {
 		idempay.Record{Namespace: tc2pNS, IntentID: "ORDER1", Key: "key-1"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ORDER1"}, *asked)
+}
+
+// FindCharge asks about the invoice of the record's attempt, and only that
+// one: attempt 1's answer (a decline, under attempt 1's key) is never taken
+// for attempt 2's, and an answer about attempt 2's invoice that echoes
+// another key is a key conflict.
+func TestFindChargeAsksForTheRecordsAttempt(t *testing.T) {
+	const id = "order-1" // its attempt 1 has a legacy spelling too, which a later attempt never asks about
+	inv1, _ := idempay.TwoC2PInvoiceNo(id, false)
+	inv2, err := idempay.TwoC2PAttemptInvoiceNo(id, 2, false)
+	require.NoError(t, err)
+	require.NotEqual(t, inv1, inv2)
+	declined1 := tc2pSigned("4051", `"invoiceNo":"`+inv1+`","idempotencyID":"key-1"`)
+	for _, tc := range []struct {
+		name   string
+		bodies map[string]string
+		kind   idempay.Kind
+	}{
+		{"attempt 1 declined, attempt 2 unknown to 2C2P: safe to send", map[string]string{inv1: declined1}, idempay.KindNotFound},
+		{"attempt 2 pending", map[string]string{inv1: declined1,
+			inv2: tc2pSigned("0001", `"invoiceNo":"`+inv2+`","idempotencyID":"key-2"`)}, idempay.KindPending},
+		{"attempt 2 paid", map[string]string{inv1: declined1,
+			inv2: tc2pSigned("0000", `"invoiceNo":"`+inv2+`","idempotencyID":"key-2"`)}, idempay.KindSucceeded},
+		{"attempt 2 paid, no key echoed", map[string]string{inv2: tc2pSigned("0000", `"invoiceNo":"`+inv2+`"`)}, idempay.KindSucceeded},
+		{"attempt 2's invoice under attempt 1's key", map[string]string{
+			inv2: tc2pSigned("0000", `"invoiceNo":"`+inv2+`","idempotencyID":"key-1"`)}, idempay.KindKeyConflict},
+		{"an answer about attempt 1's invoice", map[string]string{inv2: declined1}, idempay.KindUnknown},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, asked := tc2pInvoiceStub(t, tc.bodies)
+			rec := idempay.Record{Namespace: tc2pNS, IntentID: id, Attempt: 2, Key: "key-2"}
+			v, err := tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), rec)
+			require.NoError(t, err)
+			assert.Equal(t, tc.kind, v.Kind)
+			assert.Equal(t, []string{inv2}, *asked, "attempt 2's invoice only")
+			if v.Charge != nil {
+				assert.Equal(t, "key-2", v.Charge.Key)
+			}
+		})
+	}
+
+	// A record written before attempts existed (Attempt 0) is attempt 1.
+	srv, asked := tc2pInvoiceStub(t, map[string]string{inv1: declined1})
+	v, err := tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL),
+		idempay.Record{Namespace: tc2pNS, IntentID: id, Key: "key-1"})
+	require.NoError(t, err)
+	assert.Equal(t, idempay.KindDeclined, v.Kind)
+	assert.Equal(t, []string{inv1}, *asked)
+}
+
+// A hashed attempt's invoice, like form 4 of attempt 1, settles only from
+// an answer echoing the attempt's own key.
+func TestFindChargeHashedAttemptNeedsItsKey(t *testing.T) {
+	id := strings.Repeat("order-", 10) + "1"
+	inv, err := idempay.TwoC2PAttemptInvoiceNo(id, 3, false)
+	require.NoError(t, err)
+	require.True(t, idempay.TwoC2PInvoiceNoIsHashed(inv))
+	rec := idempay.Record{Namespace: tc2pNS, IntentID: id, Attempt: 3, Key: "key-3"}
+	for body, kind := range map[string]idempay.Kind{
+		tc2pSigned("0000", `"invoiceNo":"`+inv+`","idempotencyID":"key-3"`): idempay.KindSucceeded,
+		tc2pSigned("0000", `"invoiceNo":"`+inv+`"`):                         idempay.KindUnknown,
+		tc2pSigned("4051", `"invoiceNo":"`+inv+`"`):                         idempay.KindUnknown,
+	} {
+		srv, asked := tc2pInvoiceStub(t, map[string]string{inv: body})
+		v, err := tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), rec)
+		require.NoError(t, err)
+		assert.Equal(t, kind, v.Kind, body)
+		assert.Equal(t, []string{inv}, *asked)
+	}
+}
+
+// With a QR channel (20 characters), an attempt whose invoiceNo does not
+// fit is refused when its request is built: a *ValidationError (field
+// Attempt), outcome failed, and nothing sent under it.
+func TestTwoC2PAttemptBeyondTheQRLimitIsRefusedBeforeSending(t *testing.T) {
+	const id = "order-2024-000123-ab" // hashed with a QR channel: attempts 2 to 9 fit, 10 does not
+	store := memstore.New()
+	srv, url := tc2pServe(t, fake2c2p.Config{}, store, func(string) string { return id })
+	c := tc2pClient(t, url, store, func(cfg *idempay.Config) {
+		cfg.Provider = twoc2p.Provider{MerchantID: tc2pMerchant, PaymentChannel: []string{"THQR"}}
+	})
+	ctx := context.Background()
+	req := func(n int) idempay.ChargeRequest {
+		r := tc2pOrder(id)
+		r.Extra = map[string]string{"userDefined1": fmt.Sprint("card-", n)}
+		return r
+	}
+	for n := 1; n <= 9; n++ {
+		ch, err := c.Charge(ctx, req(n))
+		requirePending(t, ch, err, "attempt %d", n)
+		inv, err := idempay.TwoC2PAttemptInvoiceNo(id, n, true)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(inv), 20)
+		require.NoError(t, srv.Decline(inv, "4051"), "attempt %d", n)
+		_, err = c.Charge(ctx, req(n))
+		require.ErrorIs(t, err, idempay.ErrDeclined, "attempt %d", n)
+	}
+	require.Equal(t, 9, srv.Len(), "nine attempts, nine invoices")
+	before := srv.Stats().TokenRequests
+
+	_, err := c.Charge(ctx, req(10))
+	var ve *idempay.ValidationError
+	require.True(t, errors.As(err, &ve), "%v", err)
+	assert.Equal(t, "Attempt", ve.Field)
+	assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
+	assert.Equal(t, before, srv.Stats().TokenRequests, "nothing sent for attempt 10")
+	rec, err := c.Record(ctx, id)
+	require.NoError(t, err)
+	assert.Equal(t, 10, rec.Attempt)
+	assert.Equal(t, idempay.StateFailed, rec.State)
+	assert.Zero(t, srv.Stats().Existing, "no invoice was reused")
+	require.NoError(t, srv.Check())
 }

@@ -62,7 +62,10 @@ func (Provider) LookupBeforeResend() bool { return true }
 var extraKeys = [5]string{"userDefined1", "userDefined2", "userDefined3", "userDefined4", "userDefined5"}
 
 // Validate refuses, before anything is stored or signed, what a token
-// request could not carry: see the package documentation.
+// request could not carry: see the package documentation. It checks the
+// invoiceNo of attempt 1, the one it can know; a later attempt whose
+// invoiceNo does not fit (idempay.TwoC2PAttemptInvoiceNo) is refused when
+// its request is built, before anything is sent.
 func (p Provider) Validate(req idempay.ChargeRequest) error {
 	switch {
 	case req.Source != "":
@@ -77,16 +80,16 @@ func (p Provider) Validate(req idempay.ChargeRequest) error {
 			return wire.Invalid("Extra", "key %q is not one of userDefined1 to userDefined5", k)
 		}
 	}
-	pt, err := p.payload(req, req.Key)
+	pt, err := p.payload(req, 1, req.Key)
 	if err != nil {
 		return err
 	}
 	return pt.Validate()
 }
 
-// payload builds the token request of req, to carry key.
-func (p Provider) payload(req idempay.ChargeRequest, key string) (idempay.TwoC2PPaymentToken, error) {
-	invoiceNo, err := p.invoiceNo(req.IntentID)
+// payload builds the token request of attempt n of req, to carry key.
+func (p Provider) payload(req idempay.ChargeRequest, n int, key string) (idempay.TwoC2PPaymentToken, error) {
+	invoiceNo, err := p.invoiceNo(req.IntentID, n)
 	if err != nil {
 		return idempay.TwoC2PPaymentToken{}, err
 	}
@@ -115,8 +118,10 @@ func (p Provider) channels() []string {
 	return p.PaymentChannel
 }
 
-func (p Provider) invoiceNo(intentID string) (string, error) {
-	return idempay.TwoC2PInvoiceNo(intentID, idempay.TwoC2PHasQRChannel(p.channels()))
+// invoiceNo is the invoiceNo of attempt n of the intent. Records written
+// before attempts existed have attempt 0: their attempt is the first.
+func (p Provider) invoiceNo(intentID string, n int) (string, error) {
+	return idempay.TwoC2PAttemptInvoiceNo(intentID, max(n, 1), idempay.TwoC2PHasQRChannel(p.channels()))
 }
 
 func (p Provider) signer(t idempay.Target) idempay.TwoC2PSigner {

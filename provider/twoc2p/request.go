@@ -26,9 +26,12 @@ type factsKey struct{}
 func (*facts) String() string { return "2c2p request" }
 
 // NewChargeRequest builds the signed Payment Token request of req, with key
-// as its idempotencyID. The body is the same JWT on every retry.
+// as its idempotencyID and the invoiceNo of the attempt it is built for
+// (idempay.AttemptOf). The body is the same JWT on every retry. An attempt
+// whose invoiceNo does not fit 2C2P's limit is refused with a
+// *idempay.ValidationError (field Attempt): nothing is sent.
 func (p Provider) NewChargeRequest(ctx context.Context, t idempay.Target, req idempay.ChargeRequest, key string) (*http.Request, error) {
-	pt, err := p.payload(req, key)
+	pt, err := p.payload(req, idempay.AttemptOf(ctx), key)
 	if err != nil {
 		return nil, err
 	}
