@@ -9,15 +9,15 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
-	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 )
 
-// twoC2P is internal/fake2c2p behind idempay.TwoC2P. Every accepted token
+// twoC2P is idempaytest/twoc2ptest behind idempay.TwoC2P. Every accepted token
 // request is a payment waiting for the customer: money moves only when the
 // simulated customer pays on the payment page (Pay), so every charge the
 // client reports is pending until then.
 type twoC2P struct {
-	srv   *fake2c2p.Server
+	srv   *twoc2ptest.Server
 	creds string
 }
 
@@ -25,8 +25,8 @@ const merchant2c2p = "JT01"
 
 func new2C2P(d dice, clock *simClock) *twoC2P {
 	creds := "m2c2p" + secretToken(d, "creds", 0)
-	return &twoC2P{creds: creds, srv: fake2c2p.New(fake2c2p.Config{MerchantID: merchant2c2p, Secret: creds,
-		Now: clock.Now, Seed: d.seed})}
+	return &twoC2P{creds: creds, srv: twoc2ptest.NewUnstartedServer(twoc2ptest.WithMerchant(merchant2c2p, creds),
+		twoc2ptest.WithClock(clock.Now), twoc2ptest.WithFaultRates(fakes.Rates{}, d.seed))}
 }
 
 func (p *twoC2P) name() string          { return "2c2p" }
@@ -47,7 +47,7 @@ func (p *twoC2P) request(o *order, v variant) idempay.ChargeRequest {
 // inspect reads the idempotencyID out of the signed payload without
 // verifying it: the fake verifies.
 func (p *twoC2P) inspect(r *http.Request, body []byte) reqInfo {
-	rq := reqInfo{charge: r.URL.Path == fake2c2p.TokenPath}
+	rq := reqInfo{charge: r.URL.Path == twoc2ptest.TokenPath}
 	var env struct {
 		Payload string `json:"payload"`
 	}
@@ -75,7 +75,7 @@ func (p *twoC2P) invoice(o *order) string {
 	return inv
 }
 
-func (p *twoC2P) inject(o *order, _ reqInfo, f fakes.Fault) { p.srv.InjectToken(p.invoice(o), f) }
+func (p *twoC2P) inject(o *order, _ reqInfo, f fakes.Fault) { p.srv.Fail(p.invoice(o), f) }
 
 func (p *twoC2P) synth(k synthKind, _ []byte) (int, []byte) {
 	status := map[synthKind]int{synthConflict: http.StatusConflict, synthRateLimit: http.StatusTooManyRequests}[k]
@@ -88,7 +88,7 @@ func (p *twoC2P) synth(k synthKind, _ []byte) (int, []byte) {
 func (p *twoC2P) observe(*order, int, []byte) []byte { return nil }
 
 func (p *twoC2P) charges(o *order) int {
-	if t, ok := p.srv.Transaction(p.invoice(o)); ok && t.State == fake2c2p.Paid {
+	if t, ok := p.srv.Transaction(p.invoice(o)); ok && t.State == twoc2ptest.Paid {
 		return 1
 	}
 	return 0
@@ -99,9 +99,9 @@ func (p *twoC2P) truth(o *order) truth {
 	switch {
 	case !ok:
 		return truthNone
-	case t.State == fake2c2p.Paid:
+	case t.State == twoc2ptest.Paid:
 		return truthCharged
-	case t.State == fake2c2p.Declined:
+	case t.State == twoc2ptest.Declined:
 		return truthDeclined
 	}
 	return truthPending

@@ -4,10 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/twoc2p"
 )
@@ -19,12 +18,11 @@ import (
 // https://pgw.2c2p.com (or https://sandbox-pgw.2c2p.com) and Credentials
 // the merchant secret key.
 func ExampleProvider() {
-	gateway := fake2c2p.New(fake2c2p.Config{MerchantID: "JT01", Secret: "merchant-secret-key"})
-	ts := httptest.NewServer(gateway)
-	defer ts.Close()
+	gateway := twoc2ptest.NewServer(twoc2ptest.WithMerchant("JT01", "merchant-secret-key"))
+	defer gateway.Close()
 
 	client, err := idempay.New(idempay.Config{
-		BaseURL:     ts.URL,
+		BaseURL:     gateway.URL,
 		Credentials: "merchant-secret-key",
 		Provider:    twoc2p.Provider{MerchantID: "JT01", PaymentChannel: []string{"CC"}},
 		Store:       memstore.New(),
@@ -85,7 +83,7 @@ func ExampleRedirectRequestHash() {
 // answer can say a token was issued.
 func ExampleParseResponse() {
 	signer := idempay.TwoC2PSigner{Secret: "merchant-secret-key"}
-	signed := fake2c2p.Body(fake2c2p.SignHS256(`{"paymentToken":"tok","webPaymentUrl":"https://pay.example/tok",`+
+	signed := twoc2ptest.Body(twoc2ptest.SignHS256(`{"paymentToken":"tok","webPaymentUrl":"https://pay.example/tok",`+
 		`"respCode":"0000","respDesc":"Success"}`, "merchant-secret-key"))
 	r, err := twoc2p.ParseResponse(signer, signed)
 	if err != nil {

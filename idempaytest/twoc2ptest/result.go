@@ -1,4 +1,4 @@
-package fake2c2p
+package twoc2ptest
 
 import (
 	"encoding/json"

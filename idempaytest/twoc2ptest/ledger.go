@@ -1,9 +1,11 @@
-package fake2c2p
+package twoc2ptest
 
 import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // State is where a transaction stands.
@@ -42,6 +44,22 @@ type Transaction struct {
 	// without asking Payment Inquiry.
 	Answered bool
 	Created  time.Time
+	// Settled says a paid transaction was settled (at once, or by a
+	// maintenance request with WithManualSettlement) and can be refunded;
+	// Voided that it was voided before settlement.
+	Settled, Voided bool
+	// Refunds are the refunds made of it, oldest first.
+	Refunds []RefundRecord
+}
+
+// RefundRecord is one refund of a transaction, as Refund Status (processType
+// RS) lists it.
+type RefundRecord struct {
+	ReferenceNo   string // the gateway's, one per refund
+	IdempotencyID string // the request's idempotencyID element, if any
+	Amount        string // actionAmount, as received
+	Status        string // RF confirmed, RP pending, RFF failed
+	DateTime      time.Time
 }
 
 // Transactions returns every transaction, oldest first.
@@ -50,7 +68,7 @@ func (s *Server) Transactions() []Transaction {
 	defer s.mu.Unlock()
 	out := make([]Transaction, len(s.order))
 	for i, inv := range s.order {
-		out[i] = *s.txns[inv]
+		out[i] = s.txns[inv].clone()
 	}
 	return out
 }
@@ -63,7 +81,7 @@ func (s *Server) Transaction(invoiceNo string) (Transaction, bool) {
 	if !ok {
 		return Transaction{}, false
 	}
-	return *t, true
+	return t.clone(), true
 }
 
 // Len returns the number of transactions.
@@ -73,10 +91,11 @@ func (s *Server) Len() int {
 	return len(s.order)
 }
 
-// Check returns a *DuplicateError if one idempotencyID opened more than one
-// transaction, which means a client sent one intent under several invoice
-// numbers; nil otherwise.
-func (s *Server) Check() error {
+// CheckInvoices returns a *DuplicateError if one idempotencyID opened more
+// than one transaction, paid or not, which means a client sent one attempt
+// of an intent under several invoice numbers; nil otherwise. CheckMoney
+// checks what was paid, refunded, settled and voided.
+func (s *Server) CheckInvoices() error {
 	byKey := map[string][]string{}
 	var keys []string
 	for _, t := range s.Transactions() {
@@ -110,7 +129,7 @@ type DuplicateError struct {
 // Error lists each key with the invoices it opened.
 func (e *DuplicateError) Error() string {
 	var b strings.Builder
-	b.WriteString("fake2c2p: one key opened several transactions:")
+	b.WriteString("twoc2ptest: one key opened several transactions:")
 	for i, k := range e.Keys {
 		fmt.Fprintf(&b, " %s -> %v;", k, e.Invoices[i])
 	}
@@ -129,14 +148,19 @@ func (s *Server) payLocked(invoiceNo string) error {
 	t, ok := s.txns[invoiceNo]
 	switch {
 	case !ok:
-		return fmt.Errorf("fake2c2p: no transaction for invoice %q", invoiceNo)
+		return fmt.Errorf("twoc2ptest: no transaction for invoice %q", invoiceNo)
 	case t.State == Paid || t.State == Declined:
-		return fmt.Errorf("fake2c2p: invoice %q is already %s", invoiceNo, t.State)
+		return fmt.Errorf("twoc2ptest: invoice %q is already %s", invoiceNo, t.State)
 	}
 	s.tranSeq++
 	t.State, t.RespCode = Paid, "0000"
 	t.TranRef = fmt.Sprintf("%09d", 4000000+s.tranSeq)
 	t.ApprovalCode = fmt.Sprintf("%06d", s.tranSeq%1000000)
+	t.Settled = !s.cfg.manualSettlement
+	if minor, err := toMinor(t.Amount, t.CurrencyCode); err == nil {
+		s.ledger.Add(fakes.Charge{ID: t.InvoiceNo, Merchant: t.MerchantID, Intent: t.InvoiceNo, Key: t.IdempotencyID,
+			Amount: minor, Currency: t.CurrencyCode, Authorized: !t.Settled, Time: s.cfg.Now()})
+	}
 	return nil
 }
 
@@ -160,10 +184,17 @@ func (s *Server) Decline(invoiceNo, respCode string) error {
 	t, ok := s.txns[invoiceNo]
 	switch {
 	case !ok:
-		return fmt.Errorf("fake2c2p: no transaction for invoice %q", invoiceNo)
+		return fmt.Errorf("twoc2ptest: no transaction for invoice %q", invoiceNo)
 	case t.State == Paid || t.State == Declined:
-		return fmt.Errorf("fake2c2p: invoice %q is already %s", invoiceNo, t.State)
+		return fmt.Errorf("twoc2ptest: invoice %q is already %s", invoiceNo, t.State)
 	}
 	t.State, t.RespCode = Declined, respCode
 	return nil
+}
+
+func (t *Transaction) clone() Transaction {
+	c := *t
+	c.PaymentChannel = append([]string(nil), t.PaymentChannel...)
+	c.Refunds = append([]RefundRecord(nil), t.Refunds...)
+	return c
 }

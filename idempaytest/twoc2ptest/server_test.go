@@ -1,19 +1,18 @@
-package fake2c2p_test
+package twoc2ptest_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-	"github.com/idempay/idempay/internal/fake2c2p"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -27,22 +26,15 @@ const (
 // golang-jwt directly.
 type gw struct {
 	t   *testing.T
-	srv *fake2c2p.Server
+	srv *twoc2ptest.Server
 	url string
 }
 
-func start(t *testing.T, cfg fake2c2p.Config) *gw {
+func start(t *testing.T, opts ...twoc2ptest.Option) *gw {
 	t.Helper()
-	if cfg.MerchantID == "" {
-		cfg.MerchantID = merchant
-	}
-	if cfg.Secret == "" {
-		cfg.Secret = secret
-	}
-	srv := fake2c2p.New(cfg)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return &gw{t: t, srv: srv, url: ts.URL}
+	srv := twoc2ptest.NewServer(append([]twoc2ptest.Option{twoc2ptest.WithMerchant(merchant, secret)}, opts...)...)
+	t.Cleanup(srv.Close)
+	return &gw{t: t, srv: srv, url: srv.URL}
 }
 
 func sign(t *testing.T, claims jwt.MapClaims, key string) []byte {
@@ -94,15 +86,15 @@ func tokenReq(invoice string) jwt.MapClaims {
 }
 
 func (g *gw) token(c jwt.MapClaims) answer {
-	return g.post(fake2c2p.TokenPath, sign(g.t, c, secret))
+	return g.post(twoc2ptest.TokenPath, sign(g.t, c, secret))
 }
 
 func (g *gw) inquiry(invoice string) answer {
-	return g.post(fake2c2p.InquiryPath, sign(g.t, jwt.MapClaims{"merchantID": merchant, "invoiceNo": invoice}, secret))
+	return g.post(twoc2ptest.InquiryPath, sign(g.t, jwt.MapClaims{"merchantID": merchant, "invoiceNo": invoice}, secret))
 }
 
 func TestTokenAndInquiry(t *testing.T) {
-	g := start(t, fake2c2p.Config{})
+	g := start(t)
 	a := g.inquiry("INV1")
 	assert.True(t, a.signed)
 	assert.Equal(t, "2002", a.claims["respCode"])
@@ -114,11 +106,11 @@ func TestTokenAndInquiry(t *testing.T) {
 	assert.Equal(t, "0000", a.claims["respCode"])
 	tok, _ := a.claims["paymentToken"].(string)
 	require.NotEmpty(t, tok)
-	assert.Equal(t, fake2c2p.DefaultWebPaymentBase+tok, a.claims["webPaymentUrl"])
+	assert.Equal(t, twoc2ptest.DefaultWebPaymentBase+tok, a.claims["webPaymentUrl"])
 
 	txn, ok := g.srv.Transaction("INV1")
 	require.True(t, ok)
-	assert.Equal(t, fake2c2p.AwaitingPayment, txn.State)
+	assert.Equal(t, twoc2ptest.AwaitingPayment, txn.State)
 	assert.True(t, txn.Answered)
 	assert.Equal(t, "1234.56", txn.Amount)
 	assert.Equal(t, "key-INV1", txn.IdempotencyID)
@@ -147,11 +139,11 @@ func TestTokenAndInquiry(t *testing.T) {
 	g.token(tokenReq("INV2"))
 	require.NoError(t, g.srv.Decline("INV2", "4051"))
 	assert.Equal(t, "4051", g.inquiry("INV2").claims["respCode"])
-	require.NoError(t, g.srv.Check())
+	require.NoError(t, g.srv.CheckInvoices())
 }
 
 func TestRefusals(t *testing.T) {
-	g := start(t, fake2c2p.Config{})
+	g := start(t)
 	with := func(k string, v any) jwt.MapClaims {
 		c := tokenReq("INV1")
 		if v == nil {
@@ -195,15 +187,15 @@ func TestRefusals(t *testing.T) {
 	assert.Zero(t, g.srv.Len())
 
 	// Not verifiable: plain answers.
-	a := g.post(fake2c2p.TokenPath, sign(t, tokenReq("INV1"), "other-key"))
+	a := g.post(twoc2ptest.TokenPath, sign(t, tokenReq("INV1"), "other-key"))
 	assert.False(t, a.signed)
 	assert.Equal(t, "9042", a.claims["respCode"])
 	none := jwt.NewWithClaims(jwt.SigningMethodNone, tokenReq("INV1"))
 	tok, err := none.SignedString(jwt.UnsafeAllowNoneSignatureType)
 	require.NoError(t, err)
-	a = g.post(fake2c2p.TokenPath, []byte(`{"payload":"`+tok+`"}`))
+	a = g.post(twoc2ptest.TokenPath, []byte(`{"payload":"`+tok+`"}`))
 	assert.Equal(t, "9042", a.claims["respCode"], "alg none is refused")
-	a = g.post(fake2c2p.TokenPath, []byte(`{}`))
+	a = g.post(twoc2ptest.TokenPath, []byte(`{}`))
 	assert.Equal(t, "9042", a.claims["respCode"])
 	c := tokenReq("INV1")
 	c["merchantID"] = "OTHER"
@@ -213,7 +205,7 @@ func TestRefusals(t *testing.T) {
 	assert.Equal(t, 4, g.srv.Stats().Rejected)
 
 	// With PlainErrors every refusal is plain.
-	p := start(t, fake2c2p.Config{PlainErrors: true})
+	p := start(t, twoc2ptest.WithPlainErrors())
 	p.token(tokenReq("INV1"))
 	a = p.token(tokenReq("INV1"))
 	assert.False(t, a.signed)
@@ -223,7 +215,7 @@ func TestRefusals(t *testing.T) {
 	assert.Equal(t, "2002", a.claims["respCode"])
 
 	// Paths and methods.
-	resp, err := http.Get(g.url + fake2c2p.TokenPath)
+	resp, err := http.Get(g.url + twoc2ptest.TokenPath)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
@@ -234,12 +226,12 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
-	g := start(t, fake2c2p.Config{RetryAfter: 2 * time.Second})
-	g.srv.InjectToken("PRE", faults.Pre)
-	g.srv.InjectToken("UNAV", faults.Unavailable)
-	g.srv.InjectToken("INT", faults.Internal)
-	g.srv.InjectToken("MID", faults.Mid)
-	g.srv.InjectToken("POST", faults.Post)
+	g := start(t, twoc2ptest.WithRetryAfter(2*time.Second))
+	g.srv.Fail("PRE", fakes.Pre)
+	g.srv.Fail("UNAV", fakes.Unavailable)
+	g.srv.Fail("INT", fakes.Internal)
+	g.srv.Fail("MID", fakes.Mid)
+	g.srv.Fail("POST", fakes.Post)
 
 	assert.Error(t, g.token(tokenReq("PRE")).err)
 	_, ok := g.srv.Transaction("PRE")
@@ -259,30 +251,30 @@ func TestFaults(t *testing.T) {
 	assert.Error(t, g.token(tokenReq("MID")).err)
 	txn, ok := g.srv.Transaction("MID")
 	require.True(t, ok)
-	assert.Equal(t, fake2c2p.InProgress, txn.State)
+	assert.Equal(t, twoc2ptest.InProgress, txn.State)
 	assert.False(t, txn.Answered)
 	assert.Equal(t, "2001", g.inquiry("MID").claims["respCode"])
 
 	assert.Error(t, g.token(tokenReq("POST")).err)
 	txn, ok = g.srv.Transaction("POST")
 	require.True(t, ok)
-	assert.Equal(t, fake2c2p.AwaitingPayment, txn.State)
+	assert.Equal(t, twoc2ptest.AwaitingPayment, txn.State)
 	assert.False(t, txn.Answered)
 
 	// A script is consumed one request at a time; the next goes through.
 	assert.Equal(t, "0000", g.token(tokenReq("PRE")).claims["respCode"])
 
-	g.srv.InjectInquiry("POST", faults.Post, faults.Unavailable, faults.None)
+	g.srv.FailInquiry("POST", fakes.Post, fakes.Unavailable, fakes.None)
 	assert.Error(t, g.inquiry("POST").err)
 	assert.Equal(t, http.StatusServiceUnavailable, g.inquiry("POST").status)
 	assert.Equal(t, "0001", g.inquiry("POST").claims["respCode"])
 
 	st := g.srv.Stats()
-	assert.Equal(t, 6, st.TokenRequests)
+	assert.Equal(t, 6, st.Token.Requests)
 	assert.Equal(t, 2, st.Undelivered)
-	assert.Equal(t, map[faults.Fault]int{faults.Pre: 1, faults.Unavailable: 1, faults.Internal: 1, faults.Mid: 1, faults.Post: 1}, st.TokenFaults)
-	assert.Equal(t, map[faults.Fault]int{faults.Post: 1, faults.Unavailable: 1}, st.InquiryFaults)
-	assert.Equal(t, []string{"key-PRE"}, st.KeysByInvoice["PRE"], "distinct keys, each once")
+	assert.Equal(t, map[fakes.Fault]int{fakes.Pre: 1, fakes.Unavailable: 1, fakes.Internal: 1, fakes.Mid: 1, fakes.Post: 1}, st.Token.Faults)
+	assert.Equal(t, map[fakes.Fault]int{fakes.Post: 1, fakes.Unavailable: 1}, st.Inquiry.Faults)
+	assert.Equal(t, []string{"key-PRE"}, st.Token.Keys["PRE"], "distinct keys, each once")
 
 	assert.Equal(t, 3, g.srv.PayAll(), "MID, POST and the PRE sent again")
 }
@@ -290,8 +282,8 @@ func TestFaults(t *testing.T) {
 // TestSeededRunsRepeat: the same seed and requests give the same faults
 // and the same tokens.
 func TestSeededRunsRepeat(t *testing.T) {
-	run := func() ([]string, map[faults.Fault]int) {
-		g := start(t, fake2c2p.Config{Seed: 42, TokenFaults: faults.Rates{Pre: 0.2, Post: 0.2}})
+	run := func() ([]string, map[fakes.Fault]int) {
+		g := start(t, twoc2ptest.WithFaultRates(fakes.Rates{Pre: 0.2, Post: 0.2}, 42))
 		var toks []string
 		for i := range 30 {
 			inv := "INV" + string(rune('A'+i%26)) + string(rune('0'+i/26))
@@ -299,7 +291,7 @@ func TestSeededRunsRepeat(t *testing.T) {
 			tok, _ := a.claims["paymentToken"].(string)
 			toks = append(toks, tok)
 		}
-		return toks, g.srv.Stats().TokenFaults
+		return toks, g.srv.Stats().Token.Faults
 	}
 	t1, f1 := run()
 	t2, f2 := run()
@@ -310,50 +302,51 @@ func TestSeededRunsRepeat(t *testing.T) {
 
 func TestOnRequestSeesEveryVerifiedRequestFirst(t *testing.T) {
 	var mu sync.Mutex
-	var seen []fake2c2p.RequestInfo
-	g := start(t, fake2c2p.Config{OnRequest: func(in fake2c2p.RequestInfo) {
+	var seen []twoc2ptest.RequestInfo
+	g := start(t, twoc2ptest.WithHook(func(in twoc2ptest.RequestInfo) {
 		mu.Lock()
 		defer mu.Unlock()
 		seen = append(seen, in)
-	}})
-	g.srv.InjectToken("INV1", faults.Pre)
+	}))
+	g.srv.Fail("INV1", fakes.Pre)
 	g.token(tokenReq("INV1"))
 	g.inquiry("INV1")
-	g.post(fake2c2p.TokenPath, sign(t, tokenReq("INV2"), "other-key")) // not verified: not seen
+	g.post(twoc2ptest.TokenPath, sign(t, tokenReq("INV2"), "other-key")) // not verified: not seen
 	require.Len(t, seen, 2)
-	assert.Equal(t, fake2c2p.Token, seen[0].Endpoint)
+	assert.Equal(t, twoc2ptest.Token, seen[0].Endpoint)
 	assert.Equal(t, "INV1", seen[0].InvoiceNo)
 	assert.Equal(t, "key-INV1", seen[0].IdempotencyID)
 	assert.Equal(t, merchant, seen[0].MerchantID)
-	assert.Equal(t, fake2c2p.Inquiry, seen[1].Endpoint)
+	assert.Equal(t, twoc2ptest.Inquiry, seen[1].Endpoint)
 }
 
 // TestCheckFindsOneKeyOnTwoInvoices: what a client that re-derived the
 // invoiceNo of an intent would leave behind.
 func TestCheckFindsOneKeyOnTwoInvoices(t *testing.T) {
-	g := start(t, fake2c2p.Config{})
+	g := start(t)
 	a, b := tokenReq("INV1"), tokenReq("INV2")
 	b["idempotencyID"] = a["idempotencyID"]
 	g.token(a)
 	g.token(b)
-	var d *fake2c2p.DuplicateError
-	require.ErrorAs(t, g.srv.Check(), &d)
+	var d *twoc2ptest.DuplicateError
+	require.ErrorAs(t, g.srv.CheckInvoices(), &d)
 	assert.Equal(t, []string{"key-INV1"}, d.Keys)
 	assert.Equal(t, [][]string{{"INV1", "INV2"}}, d.Invoices)
 }
 
-func TestConfigValidate(t *testing.T) {
-	for _, cfg := range []fake2c2p.Config{
-		{Secret: "s"},
-		{MerchantID: "m"},
-		{MerchantID: "m", Secret: "s", RetryAfter: -1},
-		{MerchantID: "m", Secret: "s", TokenFaults: faults.Rates{Pre: 2}},
-		{MerchantID: "m", Secret: "s", InquiryFaults: faults.Rates{Pre: 0.6, Post: 0.6}},
+func TestOptionsRefuseBadInput(t *testing.T) {
+	for name, opt := range map[string]twoc2ptest.Option{
+		"no secret": twoc2ptest.WithMerchant("m", ""), "no merchant": twoc2ptest.WithMerchant("", "s"),
+		"retry-after": twoc2ptest.WithRetryAfter(-1), "token rates": twoc2ptest.WithFaultRates(fakes.Rates{Pre: 2}, 1),
+		"inquiry rates": twoc2ptest.WithEndpointFaultRates(twoc2ptest.Inquiry, fakes.Rates{Pre: 0.6, Post: 0.6}),
+		"endpoint":      twoc2ptest.WithEndpointFaultRates("other", fakes.Rates{}), "clock": twoc2ptest.WithClock(nil),
+		"web payment base": twoc2ptest.WithWebPaymentBase(" "), "merchant key": twoc2ptest.WithMerchantKey(nil),
+		"hook": twoc2ptest.WithHook(nil), "test": twoc2ptest.WithTest(nil),
 	} {
-		assert.Error(t, cfg.Validate())
-		assert.Panics(t, func() { fake2c2p.New(cfg) })
+		assert.Panics(t, func() { twoc2ptest.NewUnstartedServer(opt) }, name)
 	}
-	g := start(t, fake2c2p.Config{})
-	assert.Error(t, g.srv.SetFaults(faults.Rates{Mid: -1}, faults.Rates{}))
-	assert.Error(t, g.srv.SetFaults(faults.Rates{}, faults.Rates{Mid: 1.5}))
+	g := start(t)
+	assert.Error(t, g.srv.SetFaultRates(fakes.Rates{Mid: -1}))
+	assert.Error(t, g.srv.SetEndpointFaultRates(twoc2ptest.Inquiry, fakes.Rates{Mid: 1.5}))
+	assert.Error(t, g.srv.SetEndpointFaultRates("other", fakes.Rates{}))
 }

@@ -1,11 +1,10 @@
-package fake2c2p
+package twoc2ptest
 
 import (
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/idempay/idempay/internal/faults"
@@ -50,7 +49,7 @@ func (s *Server) readPayload(r *http.Request) (jwt.MapClaims, error) {
 	}
 	claims := jwt.MapClaims{}
 	_, err = jwt.ParseWithClaims(*body.Payload, claims, func(*jwt.Token) (any, error) {
-		return []byte(s.cfg.Secret), nil
+		return []byte(s.cfg.secret), nil
 	}, jwt.WithValidMethods([]string{"HS256"}), jwt.WithJSONNumber(), jwt.WithTimeFunc(s.cfg.Now))
 	if err != nil {
 		return nil, err
@@ -58,53 +57,59 @@ func (s *Server) readPayload(r *http.Request) (jwt.MapClaims, error) {
 	return claims, nil
 }
 
-// answer writes a signed answer {"payload": "<jwt>"} with status 200.
-func (s *Server) answer(w http.ResponseWriter, claims jwt.MapClaims) {
-	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(s.cfg.Secret))
+// answer writes a signed answer {"payload": "<jwt>"} with status 200,
+// counted by g (nil: not counted) for id.
+func (s *Server) answer(w http.ResponseWriter, g *faults.Gate, id string, claims jwt.MapClaims) {
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(s.cfg.secret))
 	if err != nil { // HS256 with a []byte key cannot fail
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	s.writeJSON(w, http.StatusOK, map[string]string{"payload": tok})
+	code, _ := claims["respCode"].(string)
+	s.send(w, g, id, http.StatusOK, code, map[string]string{"payload": tok})
 }
 
-// refuse answers a refusal: signed unless PlainErrors, or when plain is
-// forced (the server cannot sign for a request it could not verify).
-func (s *Server) refuse(w http.ResponseWriter, code string, plain bool, extra jwt.MapClaims) {
-	if plain || s.cfg.PlainErrors {
-		s.writeJSON(w, http.StatusOK, map[string]string{"respCode": code, "respDesc": desc(code)})
+// refuse answers a refusal: signed unless WithPlainErrors, or when plain
+// is forced (the server cannot sign for a request it could not verify).
+func (s *Server) refuse(w http.ResponseWriter, g *faults.Gate, id, code string, plain bool, extra jwt.MapClaims) {
+	if plain || s.cfg.plainErrors {
+		s.send(w, g, id, http.StatusOK, code, map[string]string{"respCode": code, "respDesc": desc(code)})
 		return
 	}
 	c := jwt.MapClaims{"respCode": code, "respDesc": desc(code)}
 	for k, v := range extra {
 		c[k] = v
 	}
-	s.answer(w, c)
+	s.answer(w, g, id, c)
 }
 
-func (s *Server) writeJSON(w http.ResponseWriter, status int, v any) {
+// send writes v as JSON, counted by g when it is not nil.
+func (s *Server) send(w http.ResponseWriter, g *faults.Gate, id string, status int, code string, v any) {
 	b, _ := json.Marshal(v) // maps of strings: cannot fail
+	if g == nil {
+		writeBody(w, status, b)
+		return
+	}
+	g.Send(w, id, status, b, code, false)
+}
+
+// writeBody writes a JSON body.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
 
-func (s *Server) unavailable(w http.ResponseWriter) {
-	if s.cfg.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int(s.cfg.RetryAfter.Seconds())))
-	}
+// unavailable is the gateway's 503: an HTML page, not JSON.
+func unavailable(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "text/html")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	_, _ = io.WriteString(w, "<html><body>503 Service Unavailable</body></html>")
 }
 
-// drop closes the connection without answering, as a crashed gateway or a
-// cut network would. Nothing may have been written to w.
-func (s *Server) drop(w http.ResponseWriter) { faults.Drop(w, s.cfg.DropWithReset) }
-
 // internal answers an HTTP 500 with 2C2P's plain internal-failure code.
-func (s *Server) internal(w http.ResponseWriter) {
-	s.writeJSON(w, http.StatusInternalServerError, map[string]string{"respCode": "9999", "respDesc": desc("9999")})
+func (s *Server) internal(w http.ResponseWriter, g *faults.Gate, id string) {
+	s.send(w, g, id, http.StatusInternalServerError, "9999", map[string]string{"respCode": "9999", "respDesc": desc("9999")})
 }
 
 // str returns claim k as a string, and whether it was one.
