@@ -198,3 +198,21 @@ func (t *Transaction) clone() Transaction {
 	c.Refunds = append([]RefundRecord(nil), t.Refunds...)
 	return c
 }
+
+// OpenTransaction opens a transaction awaiting payment as an accepted
+// token request would (channel CC), for tests of Payment Inquiry and
+// Payment Maintenance that do not go through a token request. It fails for
+// a known invoice, as 9015 would.
+func (s *Server) OpenTransaction(invoiceNo, idempotencyID, amount, currencyCode string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, exists := s.txns[invoiceNo]; exists {
+		return fmt.Errorf("twoc2ptest: invoice %q exists", invoiceNo)
+	}
+	t := &Transaction{MerchantID: s.cfg.merchantID, InvoiceNo: invoiceNo, IdempotencyID: idempotencyID,
+		Amount: amount, CurrencyCode: currencyCode, PaymentChannel: []string{"CC"}, PaymentToken: s.newToken(),
+		State: AwaitingPayment, RespCode: "0001", Answered: true, Created: s.cfg.Now()}
+	s.txns[invoiceNo] = t
+	s.order = append(s.order, invoiceNo)
+	return nil
+}
