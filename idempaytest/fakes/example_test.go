@@ -40,3 +40,12 @@ func ExampleClock() {
 	fmt.Println(c.Now().Format(time.DateTime))
 	// Output: 2026-01-02 10:00:00
 }
+
+// Scripts decide the faults of known requests; the seeded rates decide the
+// rest, the same way on every run.
+func ExampleScript() {
+	s := fakes.NewScript(fakes.Rates{}, 1)
+	s.Fail("order-1", fakes.Post, fakes.None)
+	fmt.Println(s.Draw("key-1", "order-1"), s.Draw("key-1", "order-1"), s.Draw("key-1", "order-1"))
+	// Output: post none none
+}

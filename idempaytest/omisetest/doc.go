@@ -85,6 +85,6 @@
 // (WithNeighbours' charges, another integration's, are not in them) and
 // each refund, capture and reverse, in the same step as the answer;
 // CheckMoney proves none was made twice or beyond the charge (see
-// idempaytest/fakes). WithLenient makes the fake carry out what Omise
+// idempaytest/fakes). fakes.Settings.Lenient makes the fake carry out what Omise
 // refuses, to see the check catch it.
 package omisetest

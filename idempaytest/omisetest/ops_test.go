@@ -205,7 +205,7 @@ func TestPendingRefunds(t *testing.T) {
 // With a lenient fake, the check catches refunds beyond the charge and a
 // capture of a paid charge.
 func TestCheckMoneyCatchesLenient(t *testing.T) {
-	c := newClient(t, WithLenient())
+	c := newClient(t, WithSettings(fakes.Settings{Lenient: true}))
 	ch := c.paid("o1", false)
 	c.post("/charges/"+ch+"/refunds", "", refund("rf-1", "150001"))
 	c.post("/charges/"+ch+"/capture", "", nil)
@@ -218,8 +218,8 @@ func TestCheckMoneyCatchesLenient(t *testing.T) {
 // Options check their input.
 func TestOptionsRefuseBadInput(t *testing.T) {
 	for name, opt := range map[string]Option{
-		"rates": WithFaultRates(fakes.Rates{Post: 2}, 1), "lease": WithLease(0), "retention": WithRetention(-1),
-		"clock": WithClock(nil), "retry-after": WithRetryAfter(-1), "list delay": WithListDelay(-1),
+		"rates": WithFaultRates(fakes.Rates{Post: 2}, 1), "retention": WithSettings(fakes.Settings{Retention: -1}),
+		"retry-after": WithSettings(fakes.Settings{RetryAfter: -1}), "list delay": WithListDelay(-1),
 		"neighbours": WithNeighbours(0), "lookup failures": WithLookupFailures(1.5), "secret": WithSecretKey("a:b"),
 		"hook": WithHook(nil), "test": WithTest(nil),
 	} {

@@ -62,41 +62,19 @@ func WithSecretKey(key string) Option {
 // ignored, as an adapter must assume.
 func WithIdempotencyKeys() Option { return func(c *config) error { c.honourKeys = true; return nil } }
 
+// WithSettings sets what every fake is configured with: lease and
+// retention of honoured keys, clock, Retry-After, how connections drop and
+// close, leniency (see fakes.Settings). Zero fields keep the defaults or
+// what an earlier WithSettings set. It is refused, with
+// fakes.ErrBadSettings, for a negative duration.
+func WithSettings(s fakes.Settings) Option { return func(c *config) error { return c.SetSettings(s) } }
+
 // WithFaultRates injects random faults at rates r into every POST, drawn
 // from a source seeded with seed: the same seed and the same order of
 // requests give the same faults. It is refused, with fakes.ErrBadRates,
 // if a rate is outside [0, 1] or they sum to more than 1.
 func WithFaultRates(r fakes.Rates, seed uint64) Option {
 	return func(c *config) error { return c.SetFaults(r, seed) }
-}
-
-// WithLease sets how long a claim on an honoured key blocks other requests
-// with it (default two seconds). It is refused if d is not positive.
-func WithLease(d time.Duration) Option { return func(c *config) error { return c.SetLease(d) } }
-
-// WithRetention sets how long an honoured key is remembered (default 24
-// hours). It is refused if d is not positive.
-func WithRetention(d time.Duration) Option { return func(c *config) error { return c.SetRetention(d) } }
-
-// WithClock gives the server a clock for charges' and refunds' creation
-// times, list windows and leases (a fakes.Clock's Now, say). It is refused
-// if now is nil.
-func WithClock(now func() time.Time) Option { return func(c *config) error { return c.SetClock(now) } }
-
-// WithRetryAfter sends Retry-After, in whole seconds, with injected 503s.
-// It is refused if d is negative.
-func WithRetryAfter(d time.Duration) Option {
-	return func(c *config) error { return c.SetRetryAfter(d) }
-}
-
-// WithDropReset ends dropped connections with a TCP reset, so the client
-// sees ECONNRESET instead of EOF.
-func WithDropReset() Option { return func(c *config) error { c.Reset = true; return nil } }
-
-// WithCloseConnections answers every request with Connection: close, so
-// that every drop reaches the client.
-func WithCloseConnections() Option {
-	return func(c *config) error { c.CloseConnections = true; return nil }
 }
 
 // WithListDelay hides a charge from GET /charges until d after its
@@ -148,12 +126,6 @@ func WithLookupFailures(p float64) Option {
 func WithPendingRefunds() Option {
 	return func(c *config) error { c.pendingRefunds = true; return nil }
 }
-
-// WithLenient makes the server carry out the refunds, captures and
-// reverses Omise refuses (beyond the charge, of a captured charge, a
-// second capture), as a provider with a bug would, so that CheckMoney
-// shows what a client sent that it must not have.
-func WithLenient() Option { return func(c *config) error { c.Lenient = true; return nil } }
 
 // WithHook calls hook for every POST as it arrives, before any fault, on
 // the handler's goroutine. It is refused if hook is nil.

@@ -2,7 +2,6 @@ package omisetest
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -22,20 +21,23 @@ const IntentMetadataKey = "idempay_intent"
 const OpMetadataKey = "idempay_op"
 
 // Server is the fake Omise API on a loopback port, like an
-// httptest.Server: URL, Client, Close. It is also an http.Handler, for
-// tests that serve it themselves. Its methods are safe for concurrent use,
-// also while requests are served, and its books and counters stay readable
-// after Close. Make one with NewServer or NewUnstartedServer; the zero
-// Server is not usable.
+// httptest.Server: its URL, Start, Client and Close are the embedded
+// fakes.Loopback's. Its faults are scripted with the embedded fakes.Script's
+// Fail, FailKey, FailNext and SetFaultRates; here Fail's id is an intent
+// (metadata[idempay_intent]) for charge requests, an operation ID
+// (metadata[idempay_op]) for refunds, or a charge (chrg_...) for any
+// operation on it, which is how a capture or a reverse, carrying no
+// metadata, is scripted; FailKey scripts by Idempotency-Key, honoured or
+// not. It is also an http.Handler, for tests that serve it themselves. Its
+// methods are safe for concurrent use, also while requests are served, and
+// its books and counters stay readable after Close. Make one with NewServer
+// or NewUnstartedServer; the zero Server is not usable.
 type Server struct {
-	// URL is the base URL, "http://127.0.0.1:port", for
-	// idempay.Config.BaseURL; empty until the server is started.
-	URL string
+	*fakes.Loopback
+	*fakes.Script
 
 	cfg     config
-	ts      *httptest.Server
 	ledger  *fakes.Ledger
-	faults  *faults.Injector
 	keys    *faults.KeyTable
 	charges *faults.Gate // POST /charges
 	ops     *faults.Gate // POST /charges/{id}/refunds, /capture, /reverse
@@ -69,9 +71,10 @@ func NewUnstartedServer(opts ...Option) *Server {
 		}
 	}
 	c.Settings = c.WithDefaults()
-	s := &Server{cfg: c, ledger: &fakes.Ledger{}, faults: faults.NewInjector(c.Faults, c.Seed),
+	s := &Server{Script: fakes.NewScript(c.Faults, c.Seed), cfg: c, ledger: &fakes.Ledger{},
 		keys: faults.NewKeyTable(c.Lease, c.Retention), store: newChargeStore(),
 		lookups: newLookupFaults(c.lookupFailures, c.Seed)}
+	s.Loopback = fakes.NewLoopback(s)
 	s.charges, s.ops = s.gate(), s.gate()
 	if c.t != nil {
 		faults.AtCleanup(c.t, s.Close, s.CheckMoney)
@@ -82,39 +85,13 @@ func NewUnstartedServer(opts ...Option) *Server {
 // gate is how a POST starts and ends here: the one fault injector, its own
 // counts, Omise's 503 and content type; no replay mark.
 func (s *Server) gate() *faults.Gate {
-	return &faults.Gate{Faults: s.faults, Traffic: faults.NewCounter(), Reset: s.cfg.Reset, RetryAfter: s.cfg.RetryAfter,
-		Unavailable: func(w http.ResponseWriter) {
-			status, body := errorBody("service_unavailable", "the service is temporarily unavailable")
-			writeJSON(w, status, body)
-		},
-		Write: writeJSON,
+	g := s.cfg.Gate(s.Script)
+	g.Unavailable = func(w http.ResponseWriter) {
+		status, body := errorBody("service_unavailable", "the service is temporarily unavailable")
+		writeJSON(w, status, body)
 	}
-}
-
-// Start starts a server from NewUnstartedServer on a loopback port.
-func (s *Server) Start() {
-	if s.ts != nil {
-		panic("omisetest: Server already started")
-	}
-	s.ts = httptest.NewServer(s)
-	s.URL = s.ts.URL
-}
-
-// Client returns an *http.Client that sends to the server, for
-// idempay.Config.HTTPClient; before Start, http.DefaultClient.
-func (s *Server) Client() *http.Client {
-	if s.ts == nil {
-		return http.DefaultClient
-	}
-	return s.ts.Client()
-}
-
-// Close stops the server and waits for the requests in progress, so that
-// the books are final. It is safe to call more than once.
-func (s *Server) Close() {
-	if s.ts != nil {
-		s.ts.Close()
-	}
+	g.Write = writeJSON
+	return g
 }
 
 // Ledger returns the books: every charge (successful, or authorised and
@@ -131,29 +108,6 @@ func (s *Server) Stats() Stats {
 	return Stats{Traffic: s.charges.Traffic.Snapshot(), Ops: s.ops.Traffic.Snapshot(), Retrievals: int(s.retrievals.Load()),
 		Lists: int(s.lists.Load()), RefundLookups: int(s.refundGets.Load())}
 }
-
-// Fail scripts the faults of the next requests for id, one fault per
-// request (fakes.None lets one through): the charge requests of intent id
-// (metadata[idempay_intent]), the refund requests of operation id
-// (metadata[idempay_op]), or the operations on charge id (chrg_..., which
-// is how a capture or a reverse, which carry no metadata, is scripted).
-// Calls add to the script; a fault is spent by the request it was meant
-// for even when it cannot apply.
-func (s *Server) Fail(id string, f ...fakes.Fault) { s.faults.ScriptIntent(id, f...) }
-
-// FailKey scripts the faults of the next requests carrying key, honoured
-// or not. Key scripts win over Fail's, which win over FailNext's.
-func (s *Server) FailKey(key string, f ...fakes.Fault) { s.faults.ScriptKey(key, f...) }
-
-// FailNext scripts the faults of the next POSTs with no script of their
-// own, whatever they carry.
-func (s *Server) FailNext(f ...fakes.Fault) { s.faults.ScriptNext(f...) }
-
-// SetFaultRates replaces the random fault rates of WithFaultRates, for
-// example with zero rates to let a chaos test settle. Scripts are not
-// affected. It returns fakes.ErrBadRates, and changes nothing, for bad
-// rates.
-func (s *Server) SetFaultRates(r fakes.Rates) error { return s.faults.SetRates(r) }
 
 // SetLookupFailures replaces the probability that a lookup answers 503.
 func (s *Server) SetLookupFailures(p float64) error { return s.lookups.set(p) }
@@ -210,4 +164,4 @@ func (s *Server) account(r *http.Request) (string, bool) {
 	return user, true
 }
 
-func (s *Server) now() time.Time { return s.cfg.Now() }
+func (s *Server) now() time.Time { return s.cfg.Clock() }

@@ -164,7 +164,7 @@ func TestPostFaultChargesThenDrops(t *testing.T) {
 
 func TestListAndRetrieve(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := newClient(t, WithClock(clock.Now), WithListDelay(time.Minute))
+	c := newClient(t, WithSettings(fakes.Settings{Clock: clock.Now}), WithListDelay(time.Minute))
 	var ids []string
 	for i := range 5 {
 		r := c.charge("", pay("o", "tokn_"+string(rune('a'+i))))

@@ -40,12 +40,12 @@
 // Every POST, operations included: a key is bound to the parameters of its
 // first request (another body under it: 400 idempotency_error); while a
 // request with it runs, others get 409 idempotency_key_in_use, and the
-// claim carries a lease (WithLease) so that a request that crashed frees
+// claim carries a lease (fakes.Settings.Lease) so that a request that crashed frees
 // the key; once execution starts the result is stored, 500s and business
 // refusals included, and every later request with the key gets it again
 // with Idempotent-Replayed: true. Requests refused by authentication or
 // parameter validation are not stored. Keys are forgotten after
-// WithRetention (24 hours): a key resent later executes again, which is
+// fakes.Settings.Retention (24 hours): a key resent later executes again, which is
 // why idempay never resends an old key. Search is eventually consistent
 // (WithSearchDelay); listing refunds is not.
 //
@@ -95,6 +95,6 @@
 // Ledger records each succeeded or authorised PaymentIntent and each
 // refund, capture and cancel, in the same step as the answer stored;
 // CheckMoney proves none was made twice or beyond the charge (see
-// idempaytest/fakes). WithLenient makes the fake carry out what Stripe
+// idempaytest/fakes). fakes.Settings.Lenient makes the fake carry out what Stripe
 // refuses, to see the check catch it.
 package stripetest

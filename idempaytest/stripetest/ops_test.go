@@ -189,7 +189,7 @@ func TestCaptureAndCancel(t *testing.T) {
 // retry replays), Unavailable answers 503, Internal stores a 500.
 func TestOperationFaults(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := newClient(t, WithClock(clock.Now), WithLease(time.Second))
+	c := newClient(t, WithSettings(fakes.Settings{Clock: clock.Now}), WithSettings(fakes.Settings{Lease: time.Second}))
 	pi := c.charged("o1", false)
 	refund := func(opID string) (reply, error) {
 		return c.do(http.MethodPost, "/v1/refunds", "k-"+opID, refundForm(pi, opID, "100"))
@@ -282,7 +282,7 @@ func TestPendingRefunds(t *testing.T) {
 // for a lost charge, one refund sent under two keys, and (with a lenient
 // fake) refunds beyond the charge.
 func TestCheckMoneyCatches(t *testing.T) {
-	c := newClient(t, WithLenient())
+	c := newClient(t, WithSettings(fakes.Settings{Lenient: true}))
 	c.create("k1", pay("twice"))
 	c.create("k2", pay("twice"))
 	pi := c.charged("o1", false)
@@ -331,8 +331,8 @@ func TestWithTest(t *testing.T) {
 // Options check their input.
 func TestOptionsRefuseBadInput(t *testing.T) {
 	for name, opt := range map[string]Option{
-		"rates": WithFaultRates(fakes.Rates{Post: 2}, 1), "lease": WithLease(0), "retention": WithRetention(-1),
-		"clock": WithClock(nil), "retry-after": WithRetryAfter(-1), "search delay": WithSearchDelay(-1),
+		"rates": WithFaultRates(fakes.Rates{Post: 2}, 1), "retention": WithSettings(fakes.Settings{Retention: -1}),
+		"retry-after": WithSettings(fakes.Settings{RetryAfter: -1}), "search delay": WithSearchDelay(-1),
 		"api key": WithAPIKey("sk test"), "hook": WithHook(nil), "test": WithTest(nil),
 	} {
 		func() {

@@ -2,7 +2,6 @@ package stripetest
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -23,20 +22,23 @@ const IntentMetadataKey = "idempay_intent"
 const OpMetadataKey = "idempay_op"
 
 // Server is the fake Stripe API on a loopback port, like an
-// httptest.Server: URL, Client, Close. It is also an http.Handler, for
-// tests that serve it themselves. Its methods are safe for concurrent use,
-// also while requests are served, and its books and counters stay readable
-// after Close. Make one with NewServer or NewUnstartedServer; the zero
-// Server is not usable.
+// httptest.Server: its URL, Start, Client and Close are the embedded
+// fakes.Loopback's. Its faults are scripted with the embedded fakes.Script's
+// Fail, FailKey, FailNext and SetFaultRates; here Fail's id is an intent
+// (metadata[idempay_intent]) for charge requests, an operation ID
+// (metadata[idempay_op]) for refunds and captures, or a PaymentIntent
+// (pi_...) for any operation on it, which is how a cancel, carrying no
+// metadata, is scripted. It is also an http.Handler, for tests that serve
+// it themselves. Its methods are safe for concurrent use, also while
+// requests are served, and its books and counters stay readable after
+// Close. Make one with NewServer or NewUnstartedServer; the zero Server is
+// not usable.
 type Server struct {
-	// URL is the base URL, "http://127.0.0.1:port", for
-	// idempay.Config.BaseURL; empty until the server is started.
-	URL string
+	*fakes.Loopback
+	*fakes.Script
 
 	cfg     config
-	ts      *httptest.Server
 	ledger  *fakes.Ledger
-	faults  *faults.Injector
 	keys    *faults.KeyTable
 	charges *faults.Gate // POST /v1/payment_intents
 	ops     *faults.Gate // POST /v1/refunds, .../capture, .../cancel
@@ -66,8 +68,9 @@ func NewUnstartedServer(opts ...Option) *Server {
 		}
 	}
 	c.Settings = c.WithDefaults()
-	s := &Server{cfg: c, ledger: &fakes.Ledger{}, faults: faults.NewInjector(c.Faults, c.Seed),
+	s := &Server{Script: fakes.NewScript(c.Faults, c.Seed), cfg: c, ledger: &fakes.Ledger{},
 		keys: faults.NewKeyTable(c.Lease, c.Retention), intents: newIntentStore()}
+	s.Loopback = fakes.NewLoopback(s)
 	s.charges, s.ops = s.gate(), s.gate()
 	if c.t != nil {
 		faults.AtCleanup(c.t, s.Close, s.CheckMoney)
@@ -78,53 +81,27 @@ func NewUnstartedServer(opts ...Option) *Server {
 // gate is how a POST starts and ends here: the one fault injector, its
 // own counts, Stripe's 503, replay mark and retry advice.
 func (s *Server) gate() *faults.Gate {
-	return &faults.Gate{Faults: s.faults, Traffic: faults.NewCounter(), Reset: s.cfg.Reset, RetryAfter: s.cfg.RetryAfter,
-		Unavailable: func(w http.ResponseWriter) {
-			writeJSON(w, http.StatusServiceUnavailable, (&apiError{Type: typeAPI,
-				Message: "Stripe is temporarily unavailable."}).body())
-		},
-		Mark: func(h http.Header, status int, replayed bool) {
-			if replayed {
-				h.Set("Idempotent-Replayed", "true")
-			}
-			if !s.cfg.shouldRetry {
-				return
-			}
-			switch status {
-			case http.StatusConflict, http.StatusServiceUnavailable:
-				h.Set("Stripe-Should-Retry", "true")
-			case http.StatusBadRequest, http.StatusPaymentRequired, http.StatusInternalServerError:
-				h.Set("Stripe-Should-Retry", "false")
-			}
-		},
-		Write: writeJSON,
+	g := s.cfg.Gate(s.Script)
+	g.Unavailable = func(w http.ResponseWriter) {
+		writeJSON(w, http.StatusServiceUnavailable, (&apiError{Type: typeAPI,
+			Message: "Stripe is temporarily unavailable."}).body())
 	}
-}
-
-// Start starts a server from NewUnstartedServer on a loopback port.
-func (s *Server) Start() {
-	if s.ts != nil {
-		panic("stripetest: Server already started")
+	g.Mark = func(h http.Header, status int, replayed bool) {
+		if replayed {
+			h.Set("Idempotent-Replayed", "true")
+		}
+		if !s.cfg.shouldRetry {
+			return
+		}
+		switch status {
+		case http.StatusConflict, http.StatusServiceUnavailable:
+			h.Set("Stripe-Should-Retry", "true")
+		case http.StatusBadRequest, http.StatusPaymentRequired, http.StatusInternalServerError:
+			h.Set("Stripe-Should-Retry", "false")
+		}
 	}
-	s.ts = httptest.NewServer(s)
-	s.URL = s.ts.URL
-}
-
-// Client returns an *http.Client that sends to the server, for
-// idempay.Config.HTTPClient; before Start, http.DefaultClient.
-func (s *Server) Client() *http.Client {
-	if s.ts == nil {
-		return http.DefaultClient
-	}
-	return s.ts.Client()
-}
-
-// Close stops the server and waits for the requests in progress, so that
-// the books are final. It is safe to call more than once.
-func (s *Server) Close() {
-	if s.ts != nil {
-		s.ts.Close()
-	}
+	g.Write = writeJSON
+	return g
 }
 
 // Ledger returns the books: every charge (a succeeded or authorised
@@ -141,29 +118,6 @@ func (s *Server) Stats() Stats {
 	return Stats{Traffic: s.charges.Traffic.Snapshot(), Ops: s.ops.Traffic.Snapshot(),
 		Retrievals: int(s.retrievals.Load()), Searches: int(s.searches.Load()), RefundLookups: int(s.refundLookups.Load())}
 }
-
-// Fail scripts the faults of the next requests for id, one fault per
-// request (fakes.None lets one through): the charge requests of intent id
-// (metadata[idempay_intent]), the refund and capture requests of operation
-// id (metadata[idempay_op]), or the operations on PaymentIntent id (pi_...,
-// which is how a cancel, which carries no metadata, is scripted). Calls add
-// to the script; a fault is spent by the request it was meant for even
-// when it cannot apply (Mid on a replay).
-func (s *Server) Fail(id string, f ...fakes.Fault) { s.faults.ScriptIntent(id, f...) }
-
-// FailKey scripts the faults of the next requests carrying key. Key
-// scripts win over Fail's, which win over FailNext's.
-func (s *Server) FailKey(key string, f ...fakes.Fault) { s.faults.ScriptKey(key, f...) }
-
-// FailNext scripts the faults of the next POSTs with no script of their
-// own, whatever they carry.
-func (s *Server) FailNext(f ...fakes.Fault) { s.faults.ScriptNext(f...) }
-
-// SetFaultRates replaces the random fault rates of WithFaultRates, for
-// example with zero rates to let a chaos test settle. Scripts are not
-// affected. It returns fakes.ErrBadRates, and changes nothing, for bad
-// rates.
-func (s *Server) SetFaultRates(r fakes.Rates) error { return s.faults.SetRates(r) }
 
 // ServeHTTP routes the endpoints the fake serves (see the package doc).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -226,7 +180,7 @@ func (s *Server) PaymentIntent(id string) (PaymentIntent, bool) {
 	return *pi, true
 }
 
-func (s *Server) now() time.Time { return s.cfg.Now() }
+func (s *Server) now() time.Time { return s.cfg.Clock() }
 
 // account authenticates r (Authorization: Bearer) and returns the key
 // space it uses: its secret.

@@ -118,7 +118,7 @@ func TestOtherParametersUnderKey(t *testing.T) {
 // request takes over and charges once.
 func TestLeaseAfterCrash(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := newClient(t, WithClock(clock.Now), WithLease(time.Second))
+	c := newClient(t, WithSettings(fakes.Settings{Clock: clock.Now}), WithSettings(fakes.Settings{Lease: time.Second}))
 	c.srv.FailKey("k1", fakes.Mid)
 	if _, err := c.do(http.MethodPost, "/v1/payment_intents", "k1", pay("o1")); err == nil {
 		t.Fatal("the Mid fault answered")
@@ -168,7 +168,7 @@ func TestParameterRules(t *testing.T) {
 
 func TestRetentionForgetsKeys(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := newClient(t, WithClock(clock.Now))
+	c := newClient(t, WithSettings(fakes.Settings{Clock: clock.Now}))
 	c.create("k1", pay("o1"))
 	clock.Advance(24 * time.Hour)
 	c.create("k1", pay("o1"))
@@ -179,7 +179,7 @@ func TestRetentionForgetsKeys(t *testing.T) {
 
 func TestSearchLagsAndRetrieve(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	c := newClient(t, WithClock(clock.Now), WithSearchDelay(time.Minute))
+	c := newClient(t, WithSettings(fakes.Settings{Clock: clock.Now}), WithSearchDelay(time.Minute))
 	id := c.create("k1", pay("o'1"))
 	search := func() int {
 		q := url.Values{"query": {`metadata['idempay_intent']:'o\'1'`}}

@@ -159,7 +159,7 @@ func (s *Server) payLocked(invoiceNo string) error {
 	t.Settled = !s.cfg.manualSettlement
 	if minor, err := toMinor(t.Amount, t.CurrencyCode); err == nil {
 		s.ledger.Add(fakes.Charge{ID: t.InvoiceNo, Merchant: t.MerchantID, Intent: t.InvoiceNo, Key: t.IdempotencyID,
-			Amount: minor, Currency: t.CurrencyCode, Authorized: !t.Settled, Time: s.cfg.Now()})
+			Amount: minor, Currency: t.CurrencyCode, Authorized: !t.Settled, Time: s.cfg.Clock()})
 	}
 	return nil
 }
@@ -211,7 +211,7 @@ func (s *Server) OpenTransaction(invoiceNo, idempotencyID, amount, currencyCode 
 	}
 	t := &Transaction{MerchantID: s.cfg.merchantID, InvoiceNo: invoiceNo, IdempotencyID: idempotencyID,
 		Amount: amount, CurrencyCode: currencyCode, PaymentChannel: []string{"CC"}, PaymentToken: s.newToken(),
-		State: AwaitingPayment, RespCode: "0001", Answered: true, Created: s.cfg.Now()}
+		State: AwaitingPayment, RespCode: "0001", Answered: true, Created: s.cfg.Clock()}
 	s.txns[invoiceNo] = t
 	s.order = append(s.order, invoiceNo)
 	return nil

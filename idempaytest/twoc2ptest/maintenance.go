@@ -111,7 +111,7 @@ func (s *Server) maintain(w http.ResponseWriter, r *http.Request) {
 		key = ""
 	}
 	fp := req.ProcessType + "\x00" + req.InvoiceNo + "\x00" + req.ActionAmount
-	s.keys.Execute(req.MerchantID, key, fp, s.cfg.Now(), faults.Outcomes{
+	s.keys.Execute(req.MerchantID, key, fp, s.cfg.Clock(), faults.Outcomes{
 		Mismatch: func() { s.sealedAction(w, g, req, PaymentProcessResponse{RespCode: "50"}) },
 		InUse:    func() { s.sealedAction(w, g, req, PaymentProcessResponse{RespCode: "51"}) },
 		Replay:   func(resp faults.Stored) { g.Reply(w, req.InvoiceNo, resp, false, f) },
@@ -237,7 +237,7 @@ func (s *Server) decideMoney(req PaymentProcessRequest, t *Transaction, b fakes.
 		a.RespCode = code
 		return a, nil, nil
 	}
-	now := s.cfg.Now()
+	now := s.cfg.Clock()
 	op := &fakes.Op{Type: typ, ID: t.InvoiceNo, OpID: req.IdempotencyID, ChargeID: t.InvoiceNo, Merchant: t.MerchantID,
 		Intent: t.InvoiceNo, Key: req.IdempotencyID, Amount: amount, Currency: t.CurrencyCode, Time: now}
 	a.RespCode, a.Amount = "00", toMajor(amount, t.CurrencyCode)
@@ -303,7 +303,7 @@ const stamp = "020106150405"
 
 // actionXML completes and encodes an answer.
 func (s *Server) actionXML(a PaymentProcessResponse) []byte {
-	a.Version, a.TimeStamp = ActionVersion, s.cfg.Now().UTC().Format(stamp)
+	a.Version, a.TimeStamp = ActionVersion, s.cfg.Clock().UTC().Format(stamp)
 	if a.RespDesc == "" {
 		a.RespDesc = actionDescs[a.RespCode]
 	}

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
@@ -126,25 +125,14 @@ func (c *config) setRates(e Endpoint, r fakes.Rates) error {
 	return nil
 }
 
-// WithClock gives the server a clock (JWT expiry, transaction times, a
-// maintenance key's lease). It is refused if now is nil.
-func WithClock(now func() time.Time) Option { return func(c *config) error { return c.SetClock(now) } }
-
-// WithRetryAfter sends Retry-After, in whole seconds, with injected 503s
-// (none by default). It is refused if d is negative.
-func WithRetryAfter(d time.Duration) Option {
-	return func(c *config) error { return c.SetRetryAfter(d) }
-}
-
-// WithDropReset ends dropped connections with a TCP reset (the client sees
-// ECONNRESET) instead of an orderly close (EOF).
-func WithDropReset() Option { return func(c *config) error { c.Reset = true; return nil } }
-
-// WithCloseConnections answers with "Connection: close", so every request
-// uses a fresh connection.
-func WithCloseConnections() Option {
-	return func(c *config) error { c.CloseConnections = true; return nil }
-}
+// WithSettings sets what every fake is configured with: the clock (JWT
+// expiry, transaction times, a maintenance key's lease), Retry-After (none
+// by default), how connections drop and close, leniency (see
+// fakes.Settings; Lenient carries out the refunds, settlements and voids
+// 2C2P refuses). Zero fields keep the defaults or what an earlier
+// WithSettings set. It is refused, with fakes.ErrBadSettings, for a
+// negative duration.
+func WithSettings(s fakes.Settings) Option { return func(c *config) error { return c.SetSettings(s) } }
 
 // WithPlainErrors answers every refusal of Payment Token and Payment
 // Inquiry in the plain {"respCode", "respDesc"} form instead of a signed
@@ -205,11 +193,6 @@ func WithMerchantKey(pub *rsa.PublicKey) Option {
 		return nil
 	}
 }
-
-// WithLenient makes the server carry out the refunds, settlements and
-// voids 2C2P refuses (beyond the amount, a second settlement, a void after
-// one), so that CheckMoney shows what a client sent that it must not have.
-func WithLenient() Option { return func(c *config) error { c.Lenient = true; return nil } }
 
 // WithHook calls hook for every request whose payload verified, before any
 // fault is drawn or anything is done, on the handler's goroutine. It is

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -17,18 +16,21 @@ import (
 )
 
 // Server is the fake 2C2P gateway on a loopback port, like an
-// httptest.Server: URL, Client, Close. It is also an http.Handler, for
-// tests that serve it themselves. Its methods are safe for concurrent use,
-// also while requests are served, and its books and counters stay readable
-// after Close. Make one with NewServer or NewUnstartedServer; the zero
-// Server is not usable.
+// httptest.Server: its URL, Start, Client and Close are the embedded
+// fakes.Loopback's. The faults of Payment Token requests are scripted with
+// the embedded fakes.Script's Fail (by invoiceNo), FailKey (by
+// idempotencyID), FailNext and SetFaultRates; those of inquiries and
+// maintenance requests with FailInquiry, FailMaintenance and
+// SetEndpointFaultRates. It is also an http.Handler, for tests that serve
+// it themselves. Its methods are safe for concurrent use, also while
+// requests are served, and its books and counters stay readable after
+// Close. Make one with NewServer or NewUnstartedServer; the zero Server is
+// not usable.
 type Server struct {
-	// URL is the base URL, "http://127.0.0.1:port", for
-	// idempay.Config.BaseURL; empty until the server is started.
-	URL string
+	*fakes.Loopback
+	*fakes.Script // Payment Token's
 
 	cfg    config
-	ts     *httptest.Server
 	gates  map[Endpoint]*faults.Gate
 	ledger *fakes.Ledger
 	keys   *faults.KeyTable // maintenance idempotencyIDs, with WithMaintenanceKeys
@@ -85,40 +87,15 @@ func NewUnstartedServer(opts ...Option) *Server {
 		jose: &joseKeys{merchant: c.merchantKey}, rng: rand.New(rand.NewPCG(c.Seed, 0x2c2f)),
 		txns: map[string]*Transaction{}, gates: map[Endpoint]*faults.Gate{}}
 	for i, e := range []Endpoint{Token, Inquiry, Maintenance} {
-		s.gates[e] = &faults.Gate{Faults: faults.NewInjector(c.rates[e], c.Seed+uint64(i)), Traffic: faults.NewCounter(),
-			Reset: c.Reset, RetryAfter: c.RetryAfter, QuietRetryAfter: true, Unavailable: unavailable,
-			Write: func(w http.ResponseWriter, status int, body []byte) { writeBody(w, status, body) }}
+		g := c.Gate(fakes.NewScript(c.rates[e], c.Seed+uint64(i)))
+		g.QuietRetryAfter, g.Unavailable, g.Write = true, unavailable, writeBody
+		s.gates[e] = g
 	}
+	s.Script, s.Loopback = s.gates[Token].Faults, fakes.NewLoopback(s)
 	if c.t != nil {
 		faults.AtCleanup(c.t, s.Close, func() error { return errors.Join(s.CheckMoney(), s.CheckInvoices()) })
 	}
 	return s
-}
-
-// Start starts a server from NewUnstartedServer on a loopback port.
-func (s *Server) Start() {
-	if s.ts != nil {
-		panic("twoc2ptest: Server already started")
-	}
-	s.ts = httptest.NewServer(s)
-	s.URL = s.ts.URL
-}
-
-// Client returns an *http.Client that sends to the server, for
-// idempay.Config.HTTPClient; before Start, http.DefaultClient.
-func (s *Server) Client() *http.Client {
-	if s.ts == nil {
-		return http.DefaultClient
-	}
-	return s.ts.Client()
-}
-
-// Close stops the server and waits for the requests in progress, so that
-// the books are final. It is safe to call more than once.
-func (s *Server) Close() {
-	if s.ts != nil {
-		s.ts.Close()
-	}
 }
 
 // Stats returns a snapshot of the counters.
@@ -141,35 +118,24 @@ func (s *Server) Ledger() *fakes.Ledger { return s.ledger }
 // done.
 func (s *Server) CheckMoney() error { return s.ledger.Check() }
 
-// SetFaultRates replaces the random fault rates of token requests (scripts
-// are kept), for example to let a chaos test settle with faults off. It
-// returns fakes.ErrBadRates, and changes nothing, for bad rates.
-func (s *Server) SetFaultRates(r fakes.Rates) error { return s.gates[Token].Faults.SetRates(r) }
-
 // SetEndpointFaultRates replaces the random fault rates of endpoint e.
 func (s *Server) SetEndpointFaultRates(e Endpoint, r fakes.Rates) error {
 	g, ok := s.gates[e]
 	if !ok {
 		return errors.New("twoc2ptest: unknown endpoint " + string(e))
 	}
-	return g.Faults.SetRates(r)
-}
-
-// Fail scripts the faults of the next token requests for invoiceNo, one
-// per request (fakes.None lets one through). Scripts win over rates.
-func (s *Server) Fail(invoiceNo string, f ...fakes.Fault) {
-	s.gates[Token].Faults.ScriptIntent(invoiceNo, f...)
+	return g.Faults.SetFaultRates(r)
 }
 
 // FailInquiry scripts the faults of the next inquiries for invoiceNo.
 func (s *Server) FailInquiry(invoiceNo string, f ...fakes.Fault) {
-	s.gates[Inquiry].Faults.ScriptIntent(invoiceNo, f...)
+	s.gates[Inquiry].Faults.Fail(invoiceNo, f...)
 }
 
 // FailMaintenance scripts the faults of the next maintenance requests for
 // id: their idempotencyID, or their invoiceNo.
 func (s *Server) FailMaintenance(id string, f ...fakes.Fault) {
-	s.gates[Maintenance].Faults.ScriptIntent(id, f...)
+	s.gates[Maintenance].Faults.Fail(id, f...)
 }
 
 // ServeHTTP serves the three endpoints.
@@ -284,7 +250,7 @@ func (s *Server) token(w http.ResponseWriter, g *faults.Gate, in RequestInfo, f 
 	if !t.Answered {
 		s.counts.Undelivered++
 	}
-	t.Created = s.cfg.Now()
+	t.Created = s.cfg.Clock()
 	s.txns[t.InvoiceNo] = t
 	s.order = append(s.order, t.InvoiceNo)
 	s.mu.Unlock()

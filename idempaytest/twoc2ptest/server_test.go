@@ -226,7 +226,7 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
-	g := start(t, twoc2ptest.WithRetryAfter(2*time.Second))
+	g := start(t, twoc2ptest.WithSettings(fakes.Settings{RetryAfter: 2 * time.Second}))
 	g.srv.Fail("PRE", fakes.Pre)
 	g.srv.Fail("UNAV", fakes.Unavailable)
 	g.srv.Fail("INT", fakes.Internal)
@@ -337,9 +337,9 @@ func TestCheckFindsOneKeyOnTwoInvoices(t *testing.T) {
 func TestOptionsRefuseBadInput(t *testing.T) {
 	for name, opt := range map[string]twoc2ptest.Option{
 		"no secret": twoc2ptest.WithMerchant("m", ""), "no merchant": twoc2ptest.WithMerchant("", "s"),
-		"retry-after": twoc2ptest.WithRetryAfter(-1), "token rates": twoc2ptest.WithFaultRates(fakes.Rates{Pre: 2}, 1),
-		"inquiry rates": twoc2ptest.WithEndpointFaultRates(twoc2ptest.Inquiry, fakes.Rates{Pre: 0.6, Post: 0.6}),
-		"endpoint":      twoc2ptest.WithEndpointFaultRates("other", fakes.Rates{}), "clock": twoc2ptest.WithClock(nil),
+		"retry-after": twoc2ptest.WithSettings(fakes.Settings{RetryAfter: -1}), "token rates": twoc2ptest.WithFaultRates(fakes.Rates{Pre: 2}, 1),
+		"inquiry rates":    twoc2ptest.WithEndpointFaultRates(twoc2ptest.Inquiry, fakes.Rates{Pre: 0.6, Post: 0.6}),
+		"endpoint":         twoc2ptest.WithEndpointFaultRates("other", fakes.Rates{}),
 		"web payment base": twoc2ptest.WithWebPaymentBase(" "), "merchant key": twoc2ptest.WithMerchantKey(nil),
 		"hook": twoc2ptest.WithHook(nil), "test": twoc2ptest.WithTest(nil),
 	} {

@@ -50,7 +50,7 @@ func (s *Server) readPayload(r *http.Request) (jwt.MapClaims, error) {
 	claims := jwt.MapClaims{}
 	_, err = jwt.ParseWithClaims(*body.Payload, claims, func(*jwt.Token) (any, error) {
 		return []byte(s.cfg.secret), nil
-	}, jwt.WithValidMethods([]string{"HS256"}), jwt.WithJSONNumber(), jwt.WithTimeFunc(s.cfg.Now))
+	}, jwt.WithValidMethods([]string{"HS256"}), jwt.WithJSONNumber(), jwt.WithTimeFunc(s.cfg.Clock))
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 // a replay, or lost to a Post fault). The fake fills in how its provider
 // spells the 503 and the headers; the zero values do without.
 type Gate struct {
-	Faults  *Injector // draws each request's fault
-	Traffic *Counter  // counts what arrived and what was answered
+	Faults  *fakes.Script // draws each request's fault
+	Traffic *Counter      // counts what arrived and what was answered
 	// Reset ends dropped connections with a TCP reset instead of a close.
 	Reset bool
 	// RetryAfter is sent, in whole seconds, with the 503 of Unavailable;

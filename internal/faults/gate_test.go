@@ -13,13 +13,13 @@ import (
 // The gate ends Pre and Unavailable at arrival, counts every request and
 // answer, and loses a Post answer; the hook runs before the fault.
 func TestGate(t *testing.T) {
-	g := Settings{RetryAfter: 2 * time.Second}.Gate()
+	g := Settings{Settings: fakes.Settings{RetryAfter: 2 * time.Second}}.Gate(nil)
 	g.Mark = func(h http.Header, _ int, replayed bool) {
 		if replayed {
 			h.Set("Replayed", "true")
 		}
 	}
-	g.Faults.ScriptIntent("o1", fakes.Pre, fakes.Unavailable, fakes.Post)
+	g.Faults.Fail("o1", fakes.Pre, fakes.Unavailable, fakes.Post)
 	hooked := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f, ok := g.Arrive(w, r.Header.Get("Key"), "o1", func() { hooked++ })
@@ -98,11 +98,18 @@ func TestExecute(t *testing.T) {
 }
 
 func TestSettings(t *testing.T) {
-	if (Settings{Lease: -1}).Validate() == nil || (Settings{Faults: fakes.Rates{Post: 2}}).Validate() == nil {
+	var c Settings
+	if c.SetSettings(fakes.Settings{Lease: -1}) == nil || c.SetFaults(fakes.Rates{Post: 2}, 1) == nil {
 		t.Error("bad settings accepted")
 	}
+	if err := c.SetSettings(fakes.Settings{Lease: time.Second, Lenient: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetSettings(fakes.Settings{Retention: time.Hour}); err != nil || c.Lease != time.Second || !c.Lenient {
+		t.Errorf("settings merged: %+v, %v", c, err)
+	}
 	d := Settings{}.WithDefaults()
-	if d.Lease != DefaultLease || d.Retention != DefaultRetention || d.Now == nil {
+	if d.Lease != DefaultLease || d.Retention != DefaultRetention || d.Clock == nil {
 		t.Errorf("defaults %+v", d)
 	}
 }

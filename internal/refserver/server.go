@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
 )
 
@@ -16,9 +17,9 @@ type Server struct {
 	ledger  *Ledger
 	ops     *OpLedger
 	keys    *faults.KeyTable
-	faults  *faults.Injector // one script and one draw for charges and operations
-	charges *faults.Gate     // charge requests
-	opGate  *faults.Gate     // refund, capture and cancel requests
+	faults  *fakes.Script // one script and one draw for charges and operations
+	charges *faults.Gate  // charge requests
+	opGate  *faults.Gate  // refund, capture and cancel requests
 
 	reclaims, lookups, opLookups atomic.Int64
 }
@@ -37,7 +38,7 @@ func New(cfg Config) *Server {
 		ledger: ledger,
 		ops:    &OpLedger{ledger},
 		keys:   faults.NewKeyTable(cfg.Lease, cfg.Retention),
-		faults: faults.NewInjector(cfg.Faults, cfg.Seed),
+		faults: fakes.NewScript(cfg.Faults, cfg.Seed),
 	}
 	s.charges, s.opGate = s.gate(), s.gate()
 	return s
@@ -71,22 +72,22 @@ func (s *Server) Stats() Stats { return s.snapshot() }
 
 // SetFaults replaces the random fault rates, for example to let a chaos
 // test settle with faults turned off. Scripted faults are not affected.
-func (s *Server) SetFaults(r FaultRates) error { return s.faults.SetRates(r) }
+func (s *Server) SetFaults(r FaultRates) error { return s.faults.SetFaultRates(r) }
 
 // InjectKey scripts the faults of the next requests carrying key, one
 // per request (NoFault lets one through). Key scripts take precedence
 // over order scripts, which take precedence over InjectNext.
-func (s *Server) InjectKey(key string, faults ...Fault) { s.faults.ScriptKey(key, faults...) }
+func (s *Server) InjectKey(key string, faults ...Fault) { s.faults.FailKey(key, faults...) }
 
 // InjectOrder scripts the faults of the next requests for orderID, for
 // tests that know the order but not the key the client chose.
 func (s *Server) InjectOrder(orderID string, faults ...Fault) {
-	s.faults.ScriptIntent(orderID, faults...)
+	s.faults.Fail(orderID, faults...)
 }
 
 // InjectNext scripts the faults of the next charge requests, whatever
 // their key or order.
-func (s *Server) InjectNext(faults ...Fault) { s.faults.ScriptNext(faults...) }
+func (s *Server) InjectNext(faults ...Fault) { s.faults.FailNext(faults...) }
 
 // ServeHTTP serves charges (POST) and lookups (GET) on Config.Path, and
 // refunds, captures and cancels and their lookups on their own paths.

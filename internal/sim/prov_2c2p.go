@@ -26,7 +26,7 @@ const merchant2c2p = "JT01"
 func new2C2P(d dice, clock *simClock) *twoC2P {
 	creds := "m2c2p" + secretToken(d, "creds", 0)
 	return &twoC2P{creds: creds, srv: twoc2ptest.NewUnstartedServer(twoc2ptest.WithMerchant(merchant2c2p, creds),
-		twoc2ptest.WithClock(clock.Now), twoc2ptest.WithFaultRates(fakes.Rates{}, d.seed))}
+		twoc2ptest.WithSettings(fakes.Settings{Clock: clock.Now}), twoc2ptest.WithFaultRates(fakes.Rates{}, d.seed))}
 }
 
 func (p *twoC2P) name() string          { return "2c2p" }

@@ -115,7 +115,7 @@ func (p *omiseFake) complete(o *order, id string, succeed bool) { p.srv.Complete
 // newOmiseServer is the sim's fake Omise on clock, de-duplicating by key
 // when honour says so.
 func newOmiseServer(now func() time.Time, honour bool) *omisetest.Server {
-	opts := []omisetest.Option{omisetest.WithClock(now)}
+	opts := []omisetest.Option{omisetest.WithSettings(fakes.Settings{Clock: now})}
 	if honour {
 		opts = append(opts, omisetest.WithIdempotencyKeys())
 	}

@@ -29,7 +29,7 @@ type stripeFake struct {
 }
 
 func newStripe(d dice, clock *simClock) *stripeFake {
-	opts := []stripetest.Option{stripetest.WithClock(clock.Now)}
+	opts := []stripetest.Option{stripetest.WithSettings(fakes.Settings{Clock: clock.Now})}
 	if d.chance(0.5, "stripe-should-retry") {
 		opts = append(opts, stripetest.WithShouldRetry())
 	}

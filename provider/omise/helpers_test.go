@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/idempaytest/omisetest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/omise"
@@ -74,7 +75,7 @@ func setup(t *testing.T, opts []omisetest.Option, mods ...func(*idempay.Config))
 // its charges in true time, as the store does in production.
 func setupOnClock(t *testing.T, opts []omisetest.Option, now func() time.Time, mods ...func(*idempay.Config)) fixture {
 	t.Helper()
-	return setupStore(t, memstore.New(memstore.WithClock(now)), append(opts, omisetest.WithClock(now)), mods...)
+	return setupStore(t, memstore.New(memstore.WithClock(now)), append(opts, omisetest.WithSettings(fakes.Settings{Clock: now})), mods...)
 }
 
 func setupStore(t *testing.T, store idempay.KeyStore, opts []omisetest.Option, mods ...func(*idempay.Config)) fixture {

@@ -95,7 +95,7 @@ func TestPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 // money, and the next card would be charged a second time.
 func TestLookupNeverSettlesAnAttemptWithAnEarlierOnesPaymentIntent(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	srv, c, _ := setup(t, []stripetest.Option{stripetest.WithClock(clock.Now), stripetest.WithSearchDelay(time.Minute)},
+	srv, c, _ := setup(t, []stripetest.Option{stripetest.WithSettings(fakes.Settings{Clock: clock.Now}), stripetest.WithSearchDelay(time.Minute)},
 		func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
 	ctx := context.Background()
 	_, err := c.Charge(ctx, order("o", "pm_card_chargeDeclined"))

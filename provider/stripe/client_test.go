@@ -90,7 +90,7 @@ func TestExpiredIntentIsSettledBySearchNeverResent(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	// The key's age is the store's: Stripe and the store share the clock.
 	srv, c, _ := setupStore(t, memstore.New(memstore.WithClock(clock.Now)),
-		[]stripetest.Option{stripetest.WithClock(clock.Now), stripetest.WithSearchDelay(time.Minute)})
+		[]stripetest.Option{stripetest.WithSettings(fakes.Settings{Clock: clock.Now}), stripetest.WithSearchDelay(time.Minute)})
 	// Stripe charges on the first attempt; every answer is lost.
 	srv.Fail("late", fakes.Post, fakes.Post, fakes.Post, fakes.Post, fakes.Post)
 	_, err := c.Charge(context.Background(), order("late", "pm_card_visa"))
@@ -118,7 +118,7 @@ func TestExpiredIntentIsSettledBySearchNeverResent(t *testing.T) {
 func TestExpiredIntentNotYetSearchableStaysUnknown(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	srv, c, _ := setupStore(t, memstore.New(memstore.WithClock(clock.Now)),
-		[]stripetest.Option{stripetest.WithClock(clock.Now), stripetest.WithSearchDelay(48 * time.Hour)},
+		[]stripetest.Option{stripetest.WithSettings(fakes.Settings{Clock: clock.Now}), stripetest.WithSearchDelay(48 * time.Hour)},
 		func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
 	srv.Fail("lag", fakes.Post)
 	_, err := c.Charge(context.Background(), order("lag", "pm_card_visa"))
@@ -252,7 +252,7 @@ func TestKeyConflictIsUnknown(t *testing.T) {
 // A crashed request holds the key until its lease ends: 409s are retried
 // and, past the budget, the outcome is unknown and in progress.
 func TestKeyInUseIsRetriedThenInProgress(t *testing.T) {
-	srv, c, _ := setup(t, []stripetest.Option{stripetest.WithLease(time.Hour)})
+	srv, c, _ := setup(t, []stripetest.Option{stripetest.WithSettings(fakes.Settings{Lease: time.Hour})})
 	srv.Fail("o", fakes.Mid)
 	_, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	assert.ErrorIs(t, err, idempay.ErrInProgress)

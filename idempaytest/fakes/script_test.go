@@ -1,4 +1,4 @@
-package faults
+package fakes_test
 
 import (
 	"testing"
@@ -8,11 +8,11 @@ import (
 
 // Scripts by key win over scripts by intent, which win over the next-request
 // queue, which wins over chance.
-func TestInjectorPrecedence(t *testing.T) {
-	in := NewInjector(fakes.Rates{Post: 1}, 1)
-	in.ScriptNext(fakes.Mid)
-	in.ScriptIntent("o1", fakes.Unavailable)
-	in.ScriptKey("k1", fakes.Pre, fakes.None)
+func TestScriptPrecedence(t *testing.T) {
+	in := fakes.NewScript(fakes.Rates{Post: 1}, 1)
+	in.FailNext(fakes.Mid)
+	in.Fail("o1", fakes.Unavailable)
+	in.FailKey("k1", fakes.Pre, fakes.None)
 	for i, want := range []fakes.Fault{fakes.Pre, fakes.None, fakes.Unavailable, fakes.Mid, fakes.Post} {
 		if got := in.Draw("k1", "o1"); got != want {
 			t.Fatalf("draw %d = %v, want %v", i, got, want)
@@ -21,9 +21,9 @@ func TestInjectorPrecedence(t *testing.T) {
 }
 
 // The same seed and the same order of requests give the same faults.
-func TestInjectorDeterministic(t *testing.T) {
+func TestScriptDeterministic(t *testing.T) {
 	r := fakes.Rates{Pre: .1, Mid: .1, Post: .1, Unavailable: .05}
-	a, b := NewInjector(r, 7), NewInjector(r, 7)
+	a, b := fakes.NewScript(r, 7), fakes.NewScript(r, 7)
 	seen := map[fakes.Fault]int{}
 	for i := range 2000 {
 		fa, fb := a.Draw("", ""), b.Draw("", "")
@@ -42,12 +42,12 @@ func TestInjectorDeterministic(t *testing.T) {
 	}
 }
 
-// TestInjectorSeedAndRates: the same seed gives the same faults, another
+// TestScriptSeedAndRates: the same seed gives the same faults, another
 // seed others, and the rates are honoured.
-func TestInjectorSeedAndRates(t *testing.T) {
+func TestScriptSeedAndRates(t *testing.T) {
 	rates := fakes.Rates{Pre: 0.1, Unavailable: 0.1, Mid: 0.1, Internal: 0.1, Post: 0.1}
 	draws := func(seed uint64) []fakes.Fault {
-		in := NewInjector(rates, seed)
+		in := fakes.NewScript(rates, seed)
 		out := make([]fakes.Fault, 10000)
 		for i := range out {
 			out[i] = in.Draw("k", "o")
@@ -74,12 +74,12 @@ func TestInjectorSeedAndRates(t *testing.T) {
 	}
 }
 
-func TestInjectorSetRates(t *testing.T) {
-	in := NewInjector(fakes.Rates{Post: 1}, 1)
-	if err := in.SetRates(fakes.Rates{Post: 2}); err == nil {
+func TestScriptSetRates(t *testing.T) {
+	in := fakes.NewScript(fakes.Rates{Post: 1}, 1)
+	if err := in.SetFaultRates(fakes.Rates{Post: 2}); err == nil {
 		t.Fatal("invalid rates accepted")
 	}
-	if err := in.SetRates(fakes.Rates{}); err != nil {
+	if err := in.SetFaultRates(fakes.Rates{}); err != nil {
 		t.Fatal(err)
 	}
 	if f := in.Draw("k", "i"); f != fakes.None {
