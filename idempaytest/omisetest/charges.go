@@ -200,7 +200,7 @@ func neighbourCharge(account string, n int, now time.Time) *Charge {
 
 // intentOf is the charge's idempay intent tag, if it has one.
 func (c *Charge) intentOf() string {
-	s, _ := c.Metadata[IntentMetadataKey].(string)
+	s, _ := c.Metadata[fakes.IntentMetadataKey].(string)
 	return s
 }
 

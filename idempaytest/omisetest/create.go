@@ -12,7 +12,7 @@ import (
 // counters, early faults), admission (auth, parameters), then execution,
 // under the key when keys are honoured.
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
-	in, bodyErr := faults.ReadForm(r, IntentMetadataKey)
+	in, bodyErr := faults.ReadForm(r, fakes.IntentMetadataKey)
 	g, id := s.charges, in.Intent
 	fault, ok := g.Arrive(w, in.Key, id, s.hook(in, "", ""))
 	if !ok {
@@ -32,7 +32,7 @@ func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
 
 // process executes a charge holding its key's claim (or unprotected).
 func (s *Server) process(w http.ResponseWriter, account, key string, p createParams, fault fakes.Fault, c faults.Claimed) {
-	g, id := s.charges, p.metadata[IntentMetadataKey]
+	g, id := s.charges, p.metadata[fakes.IntentMetadataKey]
 	what := strings.ToLower(p.card + p.source)
 	switch {
 	case s.crash(w, g, id, fault, c):
@@ -89,7 +89,7 @@ func (s *Server) hook(in faults.FormRequest, op, charge string) func() {
 	}
 	return func() {
 		s.cfg.hook(RequestInfo{Request: in.Request, Op: op, Charge: charge, Key: in.Key, Intent: in.Intent,
-			OpID: in.Form.Get("metadata[" + OpMetadataKey + "]"), Form: in.Form})
+			OpID: in.Form.Get("metadata[" + fakes.OpMetadataKey + "]"), Form: in.Form})
 	}
 }
 
@@ -129,21 +129,12 @@ func (s *Server) execute(w http.ResponseWriter, g *faults.Gate, account string, 
 }
 
 // crash applies the faults that strike while a request executes, before
-// anything moves: Mid (the connection dropped; an honoured key's claim
-// left to its lease), Internal (500 backend_error, the key released: not
-// stored). It reports whether the request ended.
+// anything moves: Mid drops the connection (an honoured key's claim left
+// to its lease); Internal answers 500 backend_error and releases the key:
+// nothing is stored. It reports whether the request ended.
 func (s *Server) crash(w http.ResponseWriter, g *faults.Gate, id string, f fakes.Fault, c faults.Claimed) bool {
-	switch f {
-	case fakes.Mid:
-		g.Drop(w, f)
-		return true
-	case fakes.Internal:
-		g.Traffic.Fault(f)
-		c.Release()
-		s.fail(w, g, id, "backend_error", "an internal error occurred")
-		return true
-	}
-	return false
+	status, body := errorBody("backend_error", "an internal error occurred")
+	return g.Crash(w, id, f, c, faults.Stored{Status: status, Body: body}, "backend_error", false, func() { s.inUse(w, g, id) })
 }
 
 func (s *Server) inUse(w http.ResponseWriter, g *faults.Gate, id string) {

@@ -61,7 +61,7 @@
 // (400 failed_capture otherwise, invalid_amount beyond it); a reverse
 // answers it reversed (status "reversed") and needs the same (400
 // invalid_charge otherwise). An unknown charge is 404 not_found, not
-// stored. Refunds are tagged with metadata[idempay_op] (OpMetadataKey),
+// stored. Refunds are tagged with metadata[idempay_op] (fakes.OpMetadataKey),
 // which Fail scripts and the books check; captures and reverses carry no
 // metadata and are scripted by their charge's ID. The error codes of these
 // refusals are the fake's choice among Omise's documented codes: Omise

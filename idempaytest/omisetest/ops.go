@@ -60,15 +60,6 @@ type opCall struct {
 	found        bool          // whether the books hold it
 }
 
-// decision is what an operation comes to: the answer to store, the op to
-// enter in the books (nil for a refusal) and the change to the charge,
-// made together with the stored answer.
-type decision struct {
-	resp   faults.Stored
-	op     *fakes.Op
-	update func()
-}
-
 // operate runs POST /charges/{id}/refunds, /capture and /reverse through
 // the life of a charge request: arrival (hook, counters, early faults,
 // scripted by metadata[idempay_op] or the charge), admission (auth, the
@@ -76,8 +67,8 @@ type decision struct {
 // honoured), where the decision and its record in the books are one step
 // with the answer.
 func (s *Server) operate(w http.ResponseWriter, r *http.Request, typ fakes.OpType, chargeID string) {
-	in, bodyErr := faults.ReadForm(r, IntentMetadataKey)
-	opID := in.Form.Get("metadata[" + OpMetadataKey + "]")
+	in, bodyErr := faults.ReadForm(r, fakes.IntentMetadataKey)
+	opID := in.Form.Get("metadata[" + fakes.OpMetadataKey + "]")
 	id, g := cmp.Or(opID, chargeID), s.ops
 	fault, ok := g.Arrive(w, in.Key, id, s.hook(in, string(typ), chargeID), chargeID)
 	if !ok {
@@ -100,35 +91,25 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, typ fakes.OpTyp
 		if s.crash(w, g, id, fault, c) {
 			return
 		}
-		var d decision
-		committed := false
-		s.ledger.Decide(account, chargeID, func(b fakes.Balance, found bool, record func(fakes.Op)) {
+		resp, committed := faults.Operate(s.ledger, account, chargeID, c, func(b fakes.Balance, found bool) faults.Decision {
 			ch, _ := s.store.get(chargeID)
-			d = s.decide(opCall{typ: typ, account: account, key: in.Key, opID: opID, p: p, ch: ch, b: b, found: found})
-			committed = c.Commit(d.resp, func() {
-				if d.op != nil {
-					record(*d.op)
-				}
-				if d.update != nil {
-					d.update()
-				}
-			})
+			return s.decide(opCall{typ: typ, account: account, key: in.Key, opID: opID, p: p, ch: ch, b: b, found: found})
 		})
 		if !committed {
 			s.inUse(w, g, id)
 			return
 		}
-		g.Reply(w, id, d.resp, false, fault)
+		g.Reply(w, id, resp, false, fault)
 	})
 }
 
 // refusal is Omise's error, stored under an honoured key like any answer.
-func refusal(code, message string) decision {
+func refusal(code, message string) faults.Decision {
 	status, body := errorBody(code, message)
-	return decision{resp: faults.Stored{Status: status, Body: body}}
+	return faults.Decision{Resp: faults.Stored{Status: status, Body: body}}
 }
 
-func (s *Server) decide(c opCall) decision {
+func (s *Server) decide(c opCall) faults.Decision {
 	switch c.typ {
 	case fakes.OpRefund:
 		return s.decideRefund(c)
@@ -140,7 +121,7 @@ func (s *Server) decide(c opCall) decision {
 
 // decideRefund decides a refund as Omise does: of a paid charge, up to
 // what is left, fewer than 15 of them.
-func (s *Server) decideRefund(c opCall) decision {
+func (s *Server) decideRefund(c opCall) faults.Decision {
 	prob := fakes.NotCaptured
 	if c.found {
 		prob = c.b.Problem(fakes.OpRefund, c.p.amount)
@@ -163,10 +144,10 @@ func (s *Server) decideRefund(c opCall) decision {
 	if s.cfg.pendingRefunds {
 		re.Status, status = "pending", fakes.OpPending
 	}
-	return decision{resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(re)},
-		op: &fakes.Op{Type: fakes.OpRefund, ID: re.ID, OpID: c.opID, ChargeID: c.ch.ID, Merchant: c.account,
+	return faults.Decision{Resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(re)},
+		Op: &fakes.Op{Type: fakes.OpRefund, ID: re.ID, OpID: c.opID, ChargeID: c.ch.ID, Merchant: c.account,
 			Intent: c.b.Charge.Intent, Key: c.key, Amount: c.p.amount, Currency: c.ch.Currency, Status: status, Time: now},
-		update: func() {
+		Update: func() {
 			s.store.update(c.ch.ID, func(ch *Charge) {
 				ch.RefundedAmount += re.Amount
 				ch.Refunds.Data = append(ch.Refunds.Data, re)
@@ -177,7 +158,7 @@ func (s *Server) decideRefund(c opCall) decision {
 
 // decideCapture decides a capture as Omise does: of an authorised charge
 // made with capture false, once, in part (capture_amount) or whole.
-func (s *Server) decideCapture(c opCall) decision {
+func (s *Server) decideCapture(c opCall) faults.Decision {
 	amount := cmp.Or(c.p.amount, c.ch.Amount)
 	prob := fakes.NotAuthorization
 	if c.found {
@@ -193,17 +174,17 @@ func (s *Server) decideCapture(c opCall) decision {
 	ch := c.ch
 	ch.Status, ch.Paid, ch.captured = "successful", true, amount
 	ch.derive()
-	return decision{resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(ch)},
-		op: &fakes.Op{Type: fakes.OpCapture, ID: ch.ID, OpID: c.opID, ChargeID: ch.ID, Merchant: c.account,
+	return faults.Decision{Resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(ch)},
+		Op: &fakes.Op{Type: fakes.OpCapture, ID: ch.ID, OpID: c.opID, ChargeID: ch.ID, Merchant: c.account,
 			Intent: c.b.Charge.Intent, Key: c.key, Amount: amount, Currency: ch.Currency, Time: s.now()},
-		update: func() {
+		Update: func() {
 			s.store.update(ch.ID, func(x *Charge) { x.Status, x.Paid, x.captured = ch.Status, true, amount })
 		}}
 }
 
 // decideReverse decides a reverse as Omise does: of an authorisation not
 // captured, which releases the hold.
-func (s *Server) decideReverse(c opCall) decision {
+func (s *Server) decideReverse(c opCall) faults.Decision {
 	prob := fakes.NotAuthorization
 	if c.found {
 		prob = c.b.Problem(fakes.OpCancel, 0)
@@ -216,10 +197,10 @@ func (s *Server) decideReverse(c opCall) decision {
 	ch := c.ch
 	ch.Status, ch.Reversed, ch.ReversedAt = "reversed", true, &at
 	ch.derive()
-	return decision{resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(ch)},
-		op: &fakes.Op{Type: fakes.OpCancel, ID: ch.ID, OpID: c.opID, ChargeID: ch.ID, Merchant: c.account,
+	return faults.Decision{Resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(ch)},
+		Op: &fakes.Op{Type: fakes.OpCancel, ID: ch.ID, OpID: c.opID, ChargeID: ch.ID, Merchant: c.account,
 			Intent: c.b.Charge.Intent, Key: c.key, Amount: ch.Amount, Currency: ch.Currency, Time: now},
-		update: func() {
+		Update: func() {
 			s.store.update(ch.ID, func(x *Charge) { x.Status, x.Reversed, x.ReversedAt = ch.Status, true, &at })
 		}}
 }

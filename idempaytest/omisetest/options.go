@@ -26,7 +26,6 @@ type config struct {
 	lookupFailures float64
 	pendingRefunds bool
 	hook           func(RequestInfo)
-	t              testing.TB
 }
 
 // RequestInfo describes a POST (a charge, refund, capture or reverse) as
@@ -142,12 +141,4 @@ func WithHook(hook func(RequestInfo)) Option {
 // WithTest ties the server to t: when t ends the server is closed (its
 // handlers finish, so the books are final) and t fails if CheckMoney finds
 // money moved wrong. It is refused if t is nil.
-func WithTest(t testing.TB) Option {
-	return func(c *config) error {
-		if t == nil {
-			return errors.New("testing.TB is nil")
-		}
-		c.t = t
-		return nil
-	}
-}
+func WithTest(t testing.TB) Option { return func(c *config) error { return c.SetTest(t) } }

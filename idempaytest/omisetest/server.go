@@ -10,16 +10,6 @@ import (
 	"github.com/idempay/idempay/internal/faults"
 )
 
-// IntentMetadataKey is the metadata key under which idempay's Omise
-// adapter tags each charge with its intent ID; the fake reads it to tie
-// requests, counters and the books to intents.
-const IntentMetadataKey = "idempay_intent"
-
-// OpMetadataKey is the metadata key under which a refund is tagged with
-// the caller's operation ID (idempay.RefundRequest.RefundID): the fake
-// scripts faults, counts requests and finds a refund made twice by it.
-const OpMetadataKey = "idempay_op"
-
 // Server is the fake Omise API on a loopback port, like an
 // httptest.Server: its URL, Start, Client and Close are the embedded
 // fakes.Loopback's. Its faults are scripted with the embedded fakes.Script's
@@ -76,9 +66,7 @@ func NewUnstartedServer(opts ...Option) *Server {
 		lookups: newLookupFaults(c.lookupFailures, c.Seed)}
 	s.Loopback = fakes.NewLoopback(s)
 	s.charges, s.ops = s.gate(), s.gate()
-	if c.t != nil {
-		faults.AtCleanup(c.t, s.Close, s.CheckMoney)
-	}
+	c.Check(s.Close, s.CheckMoney)
 	return s
 }
 

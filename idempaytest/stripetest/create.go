@@ -14,7 +14,7 @@ const maxKeyLen = 255
 // (hook, counters, early faults), admission (auth, parameters), then
 // execution under the key.
 func (s *Server) handleCreate(w http.ResponseWriter, r *http.Request) {
-	in, bodyErr := faults.ReadForm(r, IntentMetadataKey)
+	in, bodyErr := faults.ReadForm(r, fakes.IntentMetadataKey)
 	g := s.charges
 	fault, ok := g.Arrive(w, in.Key, in.Intent, s.hook(in, ""))
 	if !ok {
@@ -59,7 +59,7 @@ func (s *Server) hook(in faults.FormRequest, op string) func() {
 	}
 	return func() {
 		s.cfg.hook(RequestInfo{Request: in.Request, Op: op, Key: in.Key, Intent: in.Intent,
-			OpID: in.Form.Get(metadataPrefix + OpMetadataKey + "]"), Form: in.Form})
+			OpID: in.Form.Get(metadataPrefix + fakes.OpMetadataKey + "]"), Form: in.Form})
 	}
 }
 
@@ -103,25 +103,11 @@ func (s *Server) execute(w http.ResponseWriter, g *faults.Gate, account string, 
 }
 
 // crash applies the faults that strike while a request executes, before
-// anything moves: Mid (the connection dropped, the claim left to its
-// lease), Internal (a 500 stored under the key, as Stripe stores what
-// failed once execution started). It reports whether the request ended.
+// anything moves: Mid drops the connection, the claim left to its lease;
+// Internal stores a 500 under the key, as Stripe stores what failed once
+// execution started. It reports whether the request ended.
 func (s *Server) crash(w http.ResponseWriter, g *faults.Gate, id string, f fakes.Fault, c faults.Claimed) bool {
-	switch f {
-	case fakes.Mid:
-		g.Drop(w, f)
-		return true
-	case fakes.Internal:
-		g.Traffic.Fault(f)
-		resp := internalError()
-		if !c.Commit(resp, nil) {
-			s.inUse(w, g, id)
-			return true
-		}
-		g.Send(w, id, resp.Status, resp.Body, "", false)
-		return true
-	}
-	return false
+	return g.Crash(w, id, f, c, internalError(), "", true, func() { s.inUse(w, g, id) })
 }
 
 func internalError() faults.Stored {

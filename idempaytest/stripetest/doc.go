@@ -76,7 +76,7 @@
 // payment_intent_unexpected_state otherwise, amount_too_large beyond the
 // authorisation); a cancel answers it canceled, from requires_capture or
 // any status that has not charged. Refunds and captures are tagged with
-// metadata[idempay_op] (OpMetadataKey), which Fail scripts and the books
+// metadata[idempay_op] (fakes.OpMetadataKey), which Fail scripts and the books
 // check; a cancel carries no metadata and is scripted by its
 // PaymentIntent's ID.
 //

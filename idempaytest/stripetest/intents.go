@@ -83,7 +83,7 @@ func (pi *PaymentIntent) charged() bool {
 }
 
 func (pi *PaymentIntent) ledgerEntry(now time.Time) fakes.Charge {
-	return fakes.Charge{ID: pi.ID, Merchant: pi.account, Intent: pi.Metadata[IntentMetadataKey], Key: pi.key,
+	return fakes.Charge{ID: pi.ID, Merchant: pi.account, Intent: pi.Metadata[fakes.IntentMetadataKey], Key: pi.key,
 		Amount: pi.Amount, Currency: pi.Currency, Authorized: pi.Status == "requires_capture", Time: now}
 }
 

@@ -22,15 +22,6 @@ type opCall struct {
 	found        bool           // whether the books hold its charge
 }
 
-// decision is what an operation comes to: the answer to store, the op to
-// enter in the books (nil for none) and the change to the fake's objects,
-// made together with the stored answer.
-type decision struct {
-	resp   faults.Stored
-	op     *fakes.Op
-	update func()
-}
-
 // handleRefund serves POST /v1/refunds.
 func (s *Server) handleRefund(w http.ResponseWriter, r *http.Request) {
 	s.operate(w, r, fakes.OpRefund, "", parseRefund, s.decideRefund)
@@ -51,9 +42,9 @@ func (s *Server) handleIntentOp(w http.ResponseWriter, r *http.Request, id, verb
 // then execution under the key, where the decision and its record in the
 // books are one step with the stored answer.
 func (s *Server) operate(w http.ResponseWriter, r *http.Request, typ fakes.OpType, piID string,
-	parse func(url.Values) (opParams, *apiError), decide func(opCall) decision) {
-	in, bodyErr := faults.ReadForm(r, IntentMetadataKey)
-	opID := in.Form.Get(metadataPrefix + OpMetadataKey + "]")
+	parse func(url.Values) (opParams, *apiError), decide func(opCall) faults.Decision) {
+	in, bodyErr := faults.ReadForm(r, fakes.IntentMetadataKey)
+	opID := in.Form.Get(metadataPrefix + fakes.OpMetadataKey + "]")
 	if typ == fakes.OpRefund {
 		piID = in.Form.Get("payment_intent")
 	}
@@ -82,25 +73,15 @@ func (s *Server) operate(w http.ResponseWriter, r *http.Request, typ fakes.OpTyp
 		if s.crash(w, g, id, fault, c) {
 			return
 		}
-		var d decision
-		committed := false
-		s.ledger.Decide(account, piID, func(b fakes.Balance, found bool, record func(fakes.Op)) {
+		resp, committed := faults.Operate(s.ledger, account, piID, c, func(b fakes.Balance, found bool) faults.Decision {
 			pi, _ := s.intents.get(piID)
-			d = decide(opCall{typ: typ, account: account, key: in.Key, opID: opID, p: p, pi: pi, b: b, found: found})
-			committed = c.Commit(d.resp, func() {
-				if d.op != nil {
-					record(*d.op)
-				}
-				if d.update != nil {
-					d.update()
-				}
-			})
+			return decide(opCall{typ: typ, account: account, key: in.Key, opID: opID, p: p, pi: pi, b: b, found: found})
 		})
 		if !committed {
 			s.inUse(w, g, id) // our lease ran out and another request took the key over
 			return
 		}
-		g.Reply(w, id, d.resp, false, fault)
+		g.Reply(w, id, resp, false, fault)
 	})
 }
 
@@ -127,8 +108,8 @@ func (s *Server) target(typ fakes.OpType, account, piID string, p opParams) (str
 
 // refused is a business refusal, stored under the key as Stripe stores
 // what it answered once execution started.
-func refused(e *apiError) decision {
-	return decision{resp: faults.Stored{Status: http.StatusBadRequest, Body: e.body()}}
+func refused(e *apiError) faults.Decision {
+	return faults.Decision{Resp: faults.Stored{Status: http.StatusBadRequest, Body: e.body()}}
 }
 
 func unexpectedState(msg string) *apiError {
@@ -141,7 +122,7 @@ func money(amount int64, currency string) string {
 
 // decideRefund decides a refund as Stripe does: of a PaymentIntent that
 // charged (or whose authorisation was captured), up to what is left.
-func (s *Server) decideRefund(c opCall) decision {
+func (s *Server) decideRefund(c opCall) faults.Decision {
 	b, pi := c.b, c.pi
 	if !c.found {
 		return refused(&apiError{Type: typeInvalid, Code: "charge_not_refundable", Param: "payment_intent",
@@ -168,15 +149,15 @@ func (s *Server) decideRefund(c opCall) decision {
 	if s.cfg.pendingRefunds {
 		re.Status, re.BalanceTransaction, status = "pending", nil, fakes.OpPending
 	}
-	return decision{resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(re)},
-		op: &fakes.Op{Type: fakes.OpRefund, ID: re.ID, OpID: c.opID, ChargeID: pi.ID, Merchant: c.account,
+	return faults.Decision{Resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(re)},
+		Op: &fakes.Op{Type: fakes.OpRefund, ID: re.ID, OpID: c.opID, ChargeID: pi.ID, Merchant: c.account,
 			Intent: b.Charge.Intent, Key: c.key, Amount: amount, Currency: pi.Currency, Status: status, Time: now},
-		update: func() { s.intents.addRefund(re) }}
+		Update: func() { s.intents.addRefund(re) }}
 }
 
 // decideCapture decides a capture as Stripe does: of a PaymentIntent in
 // requires_capture, in part or whole, once.
-func (s *Server) decideCapture(c opCall) decision {
+func (s *Server) decideCapture(c opCall) faults.Decision {
 	pi := *c.pi
 	amount := cmp.Or(c.p.amount, pi.Amount)
 	prob := fakes.NotAuthorization
@@ -196,10 +177,10 @@ func (s *Server) decideCapture(c opCall) decision {
 		pi.Metadata[k] = v
 	}
 	pi.Status, pi.AmountReceived, pi.AmountCapturable = "succeeded", amount, 0
-	return decision{resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(pi)},
-		op: &fakes.Op{Type: fakes.OpCapture, ID: pi.ID, OpID: c.opID, ChargeID: pi.ID, Merchant: c.account,
+	return faults.Decision{Resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(pi)},
+		Op: &fakes.Op{Type: fakes.OpCapture, ID: pi.ID, OpID: c.opID, ChargeID: pi.ID, Merchant: c.account,
 			Intent: c.b.Charge.Intent, Key: c.key, Amount: amount, Currency: pi.Currency, Time: s.now()},
-		update: func() { s.intents.put(pi) }}
+		Update: func() { s.intents.put(pi) }}
 }
 
 // cancelable are the statuses Stripe cancels a PaymentIntent in.
@@ -207,7 +188,7 @@ var cancelable = []string{"requires_payment_method", "requires_capture", "requir
 
 // decideCancel decides a cancel as Stripe does: of a PaymentIntent that
 // did not charge; an authorisation it voids is entered in the books.
-func (s *Server) decideCancel(c opCall) decision {
+func (s *Server) decideCancel(c opCall) faults.Decision {
 	pi := *c.pi
 	ok := false
 	for _, st := range cancelable {
@@ -224,9 +205,9 @@ func (s *Server) decideCancel(c opCall) decision {
 	at := now.Unix()
 	pi.Status, pi.CancellationReason, pi.CanceledAt, pi.AmountCapturable = "canceled", optional(c.p.reason), &at, 0
 	pi.NextAction = nil
-	d := decision{resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(pi)}, update: func() { s.intents.put(pi) }}
+	d := faults.Decision{Resp: faults.Stored{Status: http.StatusOK, Body: mustJSON(pi)}, Update: func() { s.intents.put(pi) }}
 	if c.found {
-		d.op = &fakes.Op{Type: fakes.OpCancel, ID: pi.ID, OpID: c.opID, ChargeID: pi.ID, Merchant: c.account,
+		d.Op = &fakes.Op{Type: fakes.OpCancel, ID: pi.ID, OpID: c.opID, ChargeID: pi.ID, Merchant: c.account,
 			Intent: c.b.Charge.Intent, Key: c.key, Amount: c.b.Charge.Amount, Currency: pi.Currency, Time: now}
 	}
 	return d

@@ -25,7 +25,6 @@ type config struct {
 	shouldRetry    bool
 	pendingRefunds bool
 	hook           func(RequestInfo)
-	t              testing.TB
 }
 
 // RequestInfo describes a POST (a charge, refund, capture or cancel) as it
@@ -119,12 +118,4 @@ func WithHook(hook func(RequestInfo)) Option {
 // WithTest ties the server to t: when t ends the server is closed (its
 // handlers finish, so the books are final) and t fails if CheckMoney finds
 // money moved wrong. It is refused if t is nil.
-func WithTest(t testing.TB) Option {
-	return func(c *config) error {
-		if t == nil {
-			return errors.New("testing.TB is nil")
-		}
-		c.t = t
-		return nil
-	}
-}
+func WithTest(t testing.TB) Option { return func(c *config) error { return c.SetTest(t) } }

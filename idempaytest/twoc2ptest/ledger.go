@@ -144,13 +144,23 @@ func (s *Server) Pay(invoiceNo string) error {
 	return s.payLocked(invoiceNo)
 }
 
-func (s *Server) payLocked(invoiceNo string) error {
+// open returns the transaction of invoiceNo still waiting for its
+// customer; s.mu is held.
+func (s *Server) open(invoiceNo string) (*Transaction, error) {
 	t, ok := s.txns[invoiceNo]
 	switch {
 	case !ok:
-		return fmt.Errorf("twoc2ptest: no transaction for invoice %q", invoiceNo)
+		return nil, fmt.Errorf("twoc2ptest: no transaction for invoice %q", invoiceNo)
 	case t.State == Paid || t.State == Declined:
-		return fmt.Errorf("twoc2ptest: invoice %q is already %s", invoiceNo, t.State)
+		return nil, fmt.Errorf("twoc2ptest: invoice %q is already %s", invoiceNo, t.State)
+	}
+	return t, nil
+}
+
+func (s *Server) payLocked(invoiceNo string) error {
+	t, err := s.open(invoiceNo)
+	if err != nil {
+		return err
 	}
 	s.tranSeq++
 	t.State, t.RespCode = Paid, "0000"
@@ -181,12 +191,9 @@ func (s *Server) PayAll() int {
 func (s *Server) Decline(invoiceNo, respCode string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, ok := s.txns[invoiceNo]
-	switch {
-	case !ok:
-		return fmt.Errorf("twoc2ptest: no transaction for invoice %q", invoiceNo)
-	case t.State == Paid || t.State == Declined:
-		return fmt.Errorf("twoc2ptest: invoice %q is already %s", invoiceNo, t.State)
+	t, err := s.open(invoiceNo)
+	if err != nil {
+		return err
 	}
 	t.State, t.RespCode = Declined, respCode
 	return nil

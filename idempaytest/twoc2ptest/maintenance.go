@@ -154,31 +154,25 @@ func (s *Server) openAction(r *http.Request) (PaymentProcessRequest, string) {
 // act decides a maintenance request on the transaction and the books, and
 // commits the sealed answer with its record.
 func (s *Server) act(req PaymentProcessRequest, c faults.Claimed) (faults.Stored, bool) {
-	var resp faults.Stored
-	committed := false
-	s.ledger.Decide(req.MerchantID, req.InvoiceNo, func(b fakes.Balance, found bool, record func(fakes.Op)) {
+	return faults.Operate(s.ledger, req.MerchantID, req.InvoiceNo, c, func(b fakes.Balance, found bool) faults.Decision {
 		s.mu.Lock()
-		t := s.txns[req.InvoiceNo]
 		var snap *Transaction
-		if t != nil {
+		if t := s.txns[req.InvoiceNo]; t != nil {
 			cp := t.clone()
 			snap = &cp
 		}
 		s.mu.Unlock()
 		answer, op, update := s.decideAction(req, snap, b, found)
-		resp = faults.Stored{Status: http.StatusOK, Body: s.sealAction(answer)}
-		committed = c.Commit(resp, func() {
-			if op != nil {
-				record(*op)
-			}
-			if update != nil {
+		d := faults.Decision{Resp: faults.Stored{Status: http.StatusOK, Body: s.sealAction(answer)}, Op: op}
+		if update != nil {
+			d.Update = func() {
 				s.mu.Lock()
+				defer s.mu.Unlock()
 				update(s.txns[req.InvoiceNo])
-				s.mu.Unlock()
 			}
-		})
+		}
+		return d
 	})
-	return resp, committed
 }
 
 // decideAction is the answer 2C2P gives a maintenance request on t (nil:

@@ -57,7 +57,6 @@ type config struct {
 	maintenanceKeys    bool
 	merchantKey        *rsa.PublicKey
 	hook               func(RequestInfo)
-	t                  testing.TB
 }
 
 // RequestInfo describes a request whose payload verified, as it arrives,
@@ -210,12 +209,4 @@ func WithHook(hook func(RequestInfo)) Option {
 // WithTest ties the server to t: when t ends the server is closed (its
 // handlers finish, so the books are final) and t fails if CheckMoney or
 // CheckInvoices finds something wrong. It is refused if t is nil.
-func WithTest(t testing.TB) Option {
-	return func(c *config) error {
-		if t == nil {
-			return errors.New("testing.TB is nil")
-		}
-		c.t = t
-		return nil
-	}
-}
+func WithTest(t testing.TB) Option { return func(c *config) error { return c.SetTest(t) } }

@@ -92,9 +92,7 @@ func NewUnstartedServer(opts ...Option) *Server {
 		s.gates[e] = g
 	}
 	s.Script, s.Loopback = s.gates[Token].Faults, fakes.NewLoopback(s)
-	if c.t != nil {
-		faults.AtCleanup(c.t, s.Close, func() error { return errors.Join(s.CheckMoney(), s.CheckInvoices()) })
-	}
+	c.Check(s.Close, func() error { return errors.Join(s.CheckMoney(), s.CheckInvoices()) })
 	return s
 }
 

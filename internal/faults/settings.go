@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -19,6 +20,24 @@ type Settings struct {
 	fakes.Settings
 	Faults fakes.Rates // random faults per request
 	Seed   uint64      // of the random faults: the same seed, the same faults
+	T      testing.TB  // WithTest's: the test that closes the server and checks its books
+}
+
+// SetTest ties the settings to t, refusing nil.
+func (c *Settings) SetTest(t testing.TB) error {
+	if t == nil {
+		return errors.New("testing.TB is nil")
+	}
+	c.T = t
+	return nil
+}
+
+// Check runs close and check when the settings' test ends (see AtCleanup),
+// if WithTest gave one.
+func (c Settings) Check(close func(), check func() error) {
+	if c.T != nil {
+		AtCleanup(c.T, close, check)
+	}
 }
 
 // SetSettings lays s over the settings, refusing bad ones.

@@ -69,21 +69,13 @@ type opAttempt struct {
 }
 
 // commitOp decides the operation and stores its answer with its record in
-// the books, in one step: under the books' decision lock, so that two
-// operations of one intent never both pass a check that only one of them
-// may pass.
-func (s *Server) commitOp(a opAttempt, c faults.Claimed) (resp faults.Stored, ok bool) {
+// the books, in one step (faults.Operate).
+func (s *Server) commitOp(a opAttempt, c faults.Claimed) (faults.Stored, bool) {
 	charge, found := s.ledger.Find(a.merchant, a.req.OrderID)
-	s.ledger.Decide(a.merchant, charge.ID, func(b fakes.Balance, _ bool, record func(fakes.Op)) {
-		var op *Op
-		resp, op = s.decideOp(a, b, found)
-		var effect func()
-		if op != nil {
-			effect = func() { record(*op) }
-		}
-		ok = c.Commit(resp, effect)
+	return faults.Operate(s.ledger, a.merchant, charge.ID, c, func(b fakes.Balance, _ bool) faults.Decision {
+		resp, op := s.decideOp(a, b, found)
+		return faults.Decision{Resp: resp, Op: op}
 	})
-	return resp, ok
 }
 
 // handleOpLookup answers GET ?refund_id= (capture_id, cancel_id) with the

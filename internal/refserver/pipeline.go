@@ -83,24 +83,9 @@ func (s *Server) execute(w http.ResponseWriter, g *faults.Gate, a admitted, fp s
 // lease), Internal (a 500, the key released or, with StoreServerErrors, the
 // 500 stored). It reports whether the request ended there.
 func (s *Server) crash(w http.ResponseWriter, g *faults.Gate, a admitted, c faults.Claimed) bool {
-	switch a.fault {
-	case Mid:
-		g.Drop(w, Mid)
-		return true
-	case Internal:
-		g.Traffic.Fault(Internal)
-		resp := faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: typeAPI,
-			Code: "internal_error", Message: "the request failed on the server"}).body()}
-		if !s.cfg.StoreServerErrors {
-			c.Release()
-		} else if !c.Commit(resp, nil) {
-			s.inUse(w, g, a.id)
-			return true
-		}
-		g.Send(w, a.id, resp.Status, resp.Body, "internal_error", false)
-		return true
-	}
-	return false
+	resp := faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: typeAPI,
+		Code: "internal_error", Message: "the request failed on the server"}).body()}
+	return g.Crash(w, a.id, a.fault, c, resp, "internal_error", s.cfg.StoreServerErrors, func() { s.inUse(w, g, a.id) })
 }
 
 func (s *Server) inUse(w http.ResponseWriter, g *faults.Gate, id string) {

@@ -79,7 +79,7 @@ func (p *omiseFake) observe(o *order, _ int, body []byte) []byte {
 		p.charged.add(o.id, c.ID)
 	}
 	for _, x := range c.Data {
-		if x.Metadata[omisetest.IntentMetadataKey] == o.id {
+		if x.Metadata[fakes.IntentMetadataKey] == o.id {
 			p.charged.add(o.id, x.ID)
 		}
 	}
@@ -96,7 +96,7 @@ func (p *omiseFake) truth(o *order) truth {
 
 func (p *omiseFake) chargeTruth(o *order, id string) truth {
 	c, ok := p.srv.Charge(id)
-	if !ok || c.Metadata[omisetest.IntentMetadataKey] != o.id {
+	if !ok || c.Metadata[fakes.IntentMetadataKey] != o.id {
 		return truthNone
 	}
 	switch {

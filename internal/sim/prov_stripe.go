@@ -138,7 +138,7 @@ func (p *stripeFake) truth(o *order) truth {
 
 func (p *stripeFake) chargeTruth(o *order, id string) truth {
 	pi, ok := p.srv.PaymentIntent(id)
-	if !ok || pi.Metadata[stripetest.IntentMetadataKey] != o.id {
+	if !ok || pi.Metadata[fakes.IntentMetadataKey] != o.id {
 		return truthNone
 	}
 	switch pi.Status {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	stripego "github.com/stripe/stripe-go/v82"
 
 	"github.com/idempay/idempay"
@@ -151,7 +152,7 @@ func stripeGoCharge(url string, hc *http.Client) benchCharge {
 		for k, v := range benchMetadata {
 			md[k] = v
 		}
-		md[stripetest.IntentMetadataKey] = id
+		md[fakes.IntentMetadataKey] = id
 		pi, err := sc.V1PaymentIntents.Create(ctx, &stripego.PaymentIntentCreateParams{
 			Amount:        stripego.Int64(benchAmount),
 			Currency:      stripego.String("jpy"),
