@@ -5,19 +5,14 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
 // handleRetrieve answers GET /charges/{id} for the caller's account.
 func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request, id string) {
-	s.retrievals.Add(1)
-	if s.lookups.fail() {
-		writeError(w, "service_unavailable", "the service is temporarily unavailable")
-		return
-	}
-	account, ok := s.account(r)
+	account, ok := s.lookup(w, r, &s.retrievals)
 	if !ok {
-		writeError(w, "authentication_failure", "authentication failed")
 		return
 	}
 	c, found := s.store.get(id)
@@ -28,20 +23,29 @@ func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request, id strin
 	writeJSON(w, http.StatusOK, mustJSON(c))
 }
 
-// handleList answers GET /charges with Omise's pagination parameters:
-// from and to (ISO 8601, inclusive), offset, limit (default 20, at most
-// 100) and order (chronological, the default, or reverse_chronological).
-// It reads the same store as charges are written to: a charge is listed
-// as soon as it exists, or Config.ListDelay later.
-func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
-	s.lists.Add(1)
+// lookup starts every lookup: counted on n, failed as WithLookupFailures
+// says, authenticated. It returns the account, or answers what ends it.
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request, n *atomic.Int64) (string, bool) {
+	n.Add(1)
 	if s.lookups.fail() {
 		writeError(w, "service_unavailable", "the service is temporarily unavailable")
-		return
+		return "", false
 	}
 	account, ok := s.account(r)
 	if !ok {
 		writeError(w, "authentication_failure", "authentication failed")
+	}
+	return account, ok
+}
+
+// handleList answers GET /charges with Omise's pagination parameters:
+// from and to (ISO 8601, inclusive), offset, limit (default 20, at most
+// 100) and order (chronological, the default, or reverse_chronological).
+// It reads the same store as charges are written to: a charge is listed
+// as soon as it exists, or WithListDelay's delay later.
+func (s *Server) handleList(w http.ResponseWriter, r *http.Request) {
+	account, ok := s.lookup(w, r, &s.lists)
+	if !ok {
 		return
 	}
 	q := r.URL.Query()
@@ -142,14 +146,8 @@ func (s *Server) handleRetrieveRefund(w http.ResponseWriter, r *http.Request, id
 // refundLookup starts a refund lookup: counted, faulted as every lookup
 // is, authenticated, its charge found in the caller's account.
 func (s *Server) refundLookup(w http.ResponseWriter, r *http.Request, id string) (Charge, bool) {
-	s.refundGets.Add(1)
-	if s.lookups.fail() {
-		writeError(w, "service_unavailable", "the service is temporarily unavailable")
-		return Charge{}, false
-	}
-	account, authed := s.account(r)
-	if !authed {
-		writeError(w, "authentication_failure", "authentication failed")
+	account, ok := s.lookup(w, r, &s.refundGets)
+	if !ok {
 		return Charge{}, false
 	}
 	c, found := s.store.get(id)

@@ -6,17 +6,27 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
-// handleRetrieve answers GET /v1/payment_intents/{id} for the caller's
-// account.
-func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request, id string) {
-	s.retrievals.Add(1)
+// lookup starts every GET: counted on n, authenticated. It returns the
+// account, or answers 401.
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request, n *atomic.Int64) (string, bool) {
+	n.Add(1)
 	account, ok := s.account(r)
 	if !ok {
 		writeError(w, http.StatusUnauthorized, &apiError{Type: typeInvalid, Message: "Invalid API Key provided."})
+	}
+	return account, ok
+}
+
+// handleRetrieve answers GET /v1/payment_intents/{id} for the caller's
+// account.
+func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request, id string) {
+	account, ok := s.lookup(w, r, &s.retrievals)
+	if !ok {
 		return
 	}
 	pi, found := s.intents.get(id)
@@ -35,10 +45,8 @@ var metadataClause = regexp.MustCompile(`^metadata\[(?:'((?:[^'\\]|\\.)*)'|"((?:
 // handleSearch answers GET /v1/payment_intents/search for a metadata
 // clause, seeing only intents older than SearchDelay.
 func (s *Server) handleSearch(w http.ResponseWriter, r *http.Request) {
-	s.searches.Add(1)
-	account, ok := s.account(r)
+	account, ok := s.lookup(w, r, &s.searches)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, &apiError{Type: typeInvalid, Message: "Invalid API Key provided."})
 		return
 	}
 	m := metadataClause.FindStringSubmatch(strings.TrimSpace(r.URL.Query().Get("query")))
@@ -76,10 +84,8 @@ func unescape(s string) string {
 // PaymentIntent's refunds, limit (1 to 100, default 10) and
 // starting_after= page it as Stripe does.
 func (s *Server) handleListRefunds(w http.ResponseWriter, r *http.Request) {
-	s.refundLookups.Add(1)
-	account, ok := s.account(r)
+	account, ok := s.lookup(w, r, &s.refundLookups)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, &apiError{Type: typeInvalid, Message: "Invalid API Key provided."})
 		return
 	}
 	q := r.URL.Query()
@@ -126,10 +132,8 @@ func (s *Server) handleListRefunds(w http.ResponseWriter, r *http.Request) {
 // handleRetrieveRefund answers GET /v1/refunds/{id} for the caller's
 // account.
 func (s *Server) handleRetrieveRefund(w http.ResponseWriter, r *http.Request, id string) {
-	s.refundLookups.Add(1)
-	account, ok := s.account(r)
+	account, ok := s.lookup(w, r, &s.refundLookups)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, &apiError{Type: typeInvalid, Message: "Invalid API Key provided."})
 		return
 	}
 	re, found := s.intents.refund(id)
