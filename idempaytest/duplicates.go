@@ -12,12 +12,12 @@ import (
 // intent was charged more than once: the double charge idempay exists to
 // prevent.
 type DuplicateChargeError struct {
-	Duplicates []Duplicate
+	Duplicates []Duplicate // one per intent charged more than once
 }
 
 // Duplicate is one intent charged more than once.
 type Duplicate struct {
-	IntentID  string
+	IntentID  string   // the intent charged more than once
 	Keys      []string // the key of each charge, oldest first
 	ChargeIDs []string // the server's ID of each charge, oldest first
 }

@@ -3,7 +3,7 @@ package fakes
 // Balance is where one charge stands in the books, as a provider sees it
 // when it decides a refund, capture or cancel of it.
 type Balance struct {
-	Charge Charge
+	Charge Charge // the charge, as the books hold it
 	// Captured is what was captured: the charge's amount unless it is an
 	// authorisation, the sum of its captures if it is.
 	Captured int64

@@ -46,11 +46,11 @@ func (k ViolationKind) String() string {
 
 // Violation is one breach Check found, with what it involves.
 type Violation struct {
-	Kind     ViolationKind
-	Merchant string // the account
-	Intent   string // the intent charged, or whose charge the operations act on
-	ChargeID string // the charge acted on (empty for ChargedTwice)
-	OpID     string // the operation ID made twice (RefundedTwice)
+	Kind     ViolationKind // what went wrong
+	Merchant string        // the account
+	Intent   string        // the intent charged, or whose charge the operations act on
+	ChargeID string        // the charge acted on (empty for ChargedTwice)
+	OpID     string        // the operation ID made twice (RefundedTwice)
 	// IDs and Keys are the provider's IDs and the idempotency keys of the
 	// charges or operations involved, oldest first: different keys point at
 	// a client that lost or regenerated its key, one key at a provider that
@@ -89,7 +89,7 @@ func (v Violation) String() string {
 // MoneyError is what Check returns when money moved wrong: every
 // violation, in the order of the records that show it.
 type MoneyError struct {
-	Violations []Violation
+	Violations []Violation // every one found, in the order of the records
 }
 
 // Error lists the violations.

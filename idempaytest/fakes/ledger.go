@@ -45,17 +45,17 @@ const (
 
 // Op is one refund, capture or cancel a fake carried out.
 type Op struct {
-	Type     OpType
-	ID       string // the provider's object: re_..., rfnd_..., the charge's ID for a capture or cancel
-	OpID     string // the caller's operation ID, as tagged (metadata idempay_op, refund_id, ...); may be empty
-	ChargeID string // the Charge it acts on
-	Merchant string // as Charge.Merchant
-	Intent   string // the Charge's intent
-	Key      string // the idempotency key of the request that made it
-	Amount   int64  // refunded or captured; the authorised amount for a cancel
-	Currency string
-	Status   OpStatus
-	Time     time.Time
+	Type     OpType    // refund, capture or cancel
+	ID       string    // the provider's object: re_..., rfnd_..., the charge's ID for a capture or cancel
+	OpID     string    // the caller's operation ID, as tagged (metadata idempay_op, refund_id, ...); may be empty
+	ChargeID string    // the Charge it acts on
+	Merchant string    // as Charge.Merchant
+	Intent   string    // the Charge's intent
+	Key      string    // the idempotency key of the request that made it
+	Amount   int64     // refunded or captured; the authorised amount for a cancel
+	Currency string    // as the provider reported it
+	Status   OpStatus  // succeeded, pending or failed
+	Time     time.Time // when it was made, by the fake's clock
 }
 
 // moves reports whether o may have moved money (succeeded or pending).

@@ -41,17 +41,17 @@ type Charge struct {
 	// a source charge. The source's ID, and a saved card's, are the
 	// request's Source.
 	Card   *Card   `json:"card"`
-	Source *Source `json:"source"`
+	Source *Source `json:"source"` // a source charge's source object, or null
 	// What can be done with the charge, and what was refunded, as Omise's
 	// charge object says it: capturable and reversible while an
 	// authorisation waits, refundable once paid until fully refunded.
 	Capturable     bool        `json:"capturable"`
-	Reversible     bool        `json:"reversible"`
-	Refundable     bool        `json:"refundable"`
-	RefundedAmount int64       `json:"refunded_amount"`
-	Refunds        *RefundList `json:"refunds"`
-	ReversedAt     *string     `json:"reversed_at"`
-	Voided         bool        `json:"voided"`
+	Reversible     bool        `json:"reversible"`      // an authorisation that can be reversed
+	Refundable     bool        `json:"refundable"`      // paid and not fully refunded
+	RefundedAmount int64       `json:"refunded_amount"` // summed over its refunds
+	Refunds        *RefundList `json:"refunds"`         // its refunds, oldest first
+	ReversedAt     *string     `json:"reversed_at"`     // ISO 8601, null unless reversed
+	Voided         bool        `json:"voided"`          // always false: no settlement is modelled
 
 	captured int64 // what was captured: the amount, or less with capture_amount
 	account  string
@@ -62,25 +62,25 @@ type Charge struct {
 // Card is the card object of a card charge, in Omise's shape (a few of
 // its fields).
 type Card struct {
-	Object      string `json:"object"` // "card"
-	ID          string `json:"id"`     // card_test_...
-	Livemode    bool   `json:"livemode"`
-	Brand       string `json:"brand"`
-	LastDigits  string `json:"last_digits"`
-	Fingerprint string `json:"fingerprint"`
-	Name        string `json:"name"`
+	Object      string `json:"object"`      // "card"
+	ID          string `json:"id"`          // card_test_...
+	Livemode    bool   `json:"livemode"`    // always false
+	Brand       string `json:"brand"`       // Visa
+	LastDigits  string `json:"last_digits"` // 4242
+	Fingerprint string `json:"fingerprint"` // fp_test_...
+	Name        string `json:"name"`        // JOHN DOE
 }
 
 // Source is the source object of a source charge, in Omise's shape (a few
 // of its fields).
 type Source struct {
-	Object   string `json:"object"` // "source"
-	ID       string `json:"id"`     // src_..., as sent
-	Livemode bool   `json:"livemode"`
-	Type     string `json:"type"` // e.g. "promptpay"
-	Flow     string `json:"flow"` // "offline" or "redirect"
-	Amount   int64  `json:"amount"`
-	Currency string `json:"currency"`
+	Object   string `json:"object"`   // "source"
+	ID       string `json:"id"`       // src_..., as sent
+	Livemode bool   `json:"livemode"` // always false
+	Type     string `json:"type"`     // e.g. "promptpay"
+	Flow     string `json:"flow"`     // "offline" or "redirect"
+	Amount   int64  `json:"amount"`   // the charge's
+	Currency string `json:"currency"` // the charge's, upper case
 }
 
 func (c *Charge) clone() Charge {

@@ -35,15 +35,15 @@ func (r Refund) clone() Refund {
 // RefundList is Omise's list object of refunds, as a charge carries it and
 // GET /charges/{id}/refunds answers it.
 type RefundList struct {
-	Object   string   `json:"object"` // "list"
-	From     string   `json:"from"`
-	To       string   `json:"to"`
-	Offset   int      `json:"offset"`
-	Limit    int      `json:"limit"`
-	Total    int      `json:"total"`
-	Order    string   `json:"order"` // chronological or reverse_chronological
-	Location string   `json:"location"`
-	Data     []Refund `json:"data"`
+	Object   string   `json:"object"`   // "list"
+	From     string   `json:"from"`     // ISO 8601, the list's window
+	To       string   `json:"to"`       // ISO 8601
+	Offset   int      `json:"offset"`   // of the page
+	Limit    int      `json:"limit"`    // of the page
+	Total    int      `json:"total"`    // refunds in all
+	Order    string   `json:"order"`    // chronological or reverse_chronological
+	Location string   `json:"location"` // /charges/{id}/refunds
+	Data     []Refund `json:"data"`     // the page
 }
 
 func newRefundList(charge string) *RefundList {

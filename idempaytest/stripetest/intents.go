@@ -39,7 +39,7 @@ type PaymentIntent struct {
 	// What an authorisation holds (requires_capture), zero otherwise, and
 	// when the intent was canceled.
 	AmountCapturable int64  `json:"amount_capturable"`
-	CanceledAt       *int64 `json:"canceled_at"`
+	CanceledAt       *int64 `json:"canceled_at"` // Unix seconds, null unless canceled
 
 	account string    // the secret that created it: lookups are scoped to it
 	key     string    // the idempotency key that created it

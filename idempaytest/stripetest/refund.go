@@ -8,9 +8,9 @@ import (
 // Refund is the fake's refund, in Stripe's JSON shape (the Refund object's
 // fields; the ones of other payment methods than cards are null).
 type Refund struct {
-	ID                 string            `json:"id"`     // re_...
-	Object             string            `json:"object"` // "refund"
-	Amount             int64             `json:"amount"`
+	ID                 string            `json:"id"`                  // re_...
+	Object             string            `json:"object"`              // "refund"
+	Amount             int64             `json:"amount"`              // in Stripe's units
 	BalanceTransaction *string           `json:"balance_transaction"` // txn_..., null while pending
 	Charge             string            `json:"charge"`              // the PaymentIntent's latest charge, ch_...
 	Created            int64             `json:"created"`             // Unix seconds
@@ -18,13 +18,13 @@ type Refund struct {
 	Metadata           map[string]string `json:"metadata"`            // idempay_op among them
 	PaymentIntent      string            `json:"payment_intent"`      // pi_...
 	Reason             *string           `json:"reason"`              // duplicate, fraudulent, requested_by_customer
-	ReceiptNumber      *string           `json:"receipt_number"`
-	Status             string            `json:"status"`         // succeeded, pending, failed
-	FailureReason      *string           `json:"failure_reason"` // set when failed
+	ReceiptNumber      *string           `json:"receipt_number"`      // always null
+	Status             string            `json:"status"`              // succeeded, pending, failed
+	FailureReason      *string           `json:"failure_reason"`      // set when failed
 	// Always null here: Connect reversals, destination details.
 	SourceTransferReversal *string `json:"source_transfer_reversal"`
-	TransferReversal       *string `json:"transfer_reversal"`
-	DestinationDetails     any     `json:"destination_details"`
+	TransferReversal       *string `json:"transfer_reversal"`   // always null
+	DestinationDetails     any     `json:"destination_details"` // always null
 
 	account string // the secret that created it: lookups are scoped to it
 }

@@ -26,24 +26,24 @@ const (
 
 // Transaction is what one accepted token request opened.
 type Transaction struct {
-	MerchantID     string
-	InvoiceNo      string
-	IdempotencyID  string
-	Description    string
-	Amount         string // the decimal number as received
-	CurrencyCode   string
-	PaymentChannel []string
-	UserDefined    [5]string
-	PaymentToken   string
-	State          State
-	RespCode       string // the inquiry respCode of State
-	TranRef        string // set when paid
-	ApprovalCode   string // set when paid
+	MerchantID     string    // the token request's
+	InvoiceNo      string    // the token request's, unique
+	IdempotencyID  string    // the token request's, if any
+	Description    string    // the token request's
+	Amount         string    // the decimal number as received
+	CurrencyCode   string    // upper-case ISO 4217
+	PaymentChannel []string  // as requested, e.g. ["CC"]
+	UserDefined    [5]string // userDefined1 to userDefined5
+	PaymentToken   string    // the token the answer carried
+	State          State     // where it stands
+	RespCode       string    // the inquiry respCode of State
+	TranRef        string    // set when paid
+	ApprovalCode   string    // set when paid
 	// Answered is false when the answer that carried the paymentToken was
 	// lost (a Mid or Post fault): the client cannot know the outcome
 	// without asking Payment Inquiry.
 	Answered bool
-	Created  time.Time
+	Created  time.Time // by the server's clock
 	// Settled says a paid transaction was settled (at once, or by a
 	// maintenance request with WithManualSettlement) and can be refunded;
 	// Voided that it was voided before settlement.
@@ -55,11 +55,11 @@ type Transaction struct {
 // RefundRecord is one refund of a transaction, as Refund Status (processType
 // RS) lists it.
 type RefundRecord struct {
-	ReferenceNo   string // the gateway's, one per refund
-	IdempotencyID string // the request's idempotencyID element, if any
-	Amount        string // actionAmount, as received
-	Status        string // RF confirmed, RP pending, RFF failed
-	DateTime      time.Time
+	ReferenceNo   string    // the gateway's, one per refund
+	IdempotencyID string    // the request's idempotencyID element, if any
+	Amount        string    // actionAmount, as received
+	Status        string    // RF confirmed, RP pending, RFF failed
+	DateTime      time.Time // when it was made
 }
 
 // Transactions returns every transaction, oldest first.
@@ -122,7 +122,7 @@ func (s *Server) CheckInvoices() error {
 
 // DuplicateError lists idempotencyIDs that opened more than one transaction.
 type DuplicateError struct {
-	Keys     []string
+	Keys     []string   // the idempotencyIDs that opened several
 	Invoices [][]string // the invoices of Keys[i]
 }
 

@@ -30,13 +30,13 @@ const (
 // reference of the action, recorded and listed by Refund Status, which
 // de-duplicates with WithMaintenanceKeys.
 type PaymentProcessRequest struct {
-	XMLName       xml.Name `xml:"PaymentProcessRequest"`
-	Version       string   `xml:"version"`
-	MerchantID    string   `xml:"merchantID"`
-	InvoiceNo     string   `xml:"invoiceNo"`
-	ActionAmount  string   `xml:"actionAmount,omitempty"`
-	ProcessType   string   `xml:"processType"`
-	IdempotencyID string   `xml:"idempotencyID,omitempty"`
+	XMLName       xml.Name `xml:"PaymentProcessRequest"`   // PaymentProcessRequest
+	Version       string   `xml:"version"`                 // ActionVersion
+	MerchantID    string   `xml:"merchantID"`              // the merchant's
+	InvoiceNo     string   `xml:"invoiceNo"`               // the payment's
+	ActionAmount  string   `xml:"actionAmount,omitempty"`  // major units, e.g. 25.00; none for I, V, RS
+	ProcessType   string   `xml:"processType"`             // I, V, S, R or RS
+	IdempotencyID string   `xml:"idempotencyID,omitempty"` // the fake's element: a reference of the action
 }
 
 // PaymentProcessResponse is a maintenance answer's XML. respCode is one of
@@ -48,27 +48,27 @@ type PaymentProcessRequest struct {
 // Maintenance status codes (A approved, S settled, V voided, RF refund
 // confirmed, RP refund pending, RFF refund failed, AP awaiting, PF failed).
 type PaymentProcessResponse struct {
-	XMLName       xml.Name      `xml:"PaymentProcessResponse"`
-	Version       string        `xml:"version"`
-	TimeStamp     string        `xml:"timeStamp"` // ddMMyyHHmmss
-	RespCode      string        `xml:"respCode"`
-	RespDesc      string        `xml:"respDesc"`
-	ProcessType   string        `xml:"processType,omitempty"`
-	InvoiceNo     string        `xml:"invoiceNo,omitempty"`
-	Amount        string        `xml:"amount,omitempty"`
-	Status        string        `xml:"status,omitempty"`
-	ReferenceNo   string        `xml:"referenceNo,omitempty"` // the refund's, or the transaction's tranRef
-	IdempotencyID string        `xml:"idempotencyID,omitempty"`
+	XMLName       xml.Name      `xml:"PaymentProcessResponse"`      // PaymentProcessResponse
+	Version       string        `xml:"version"`                     // ActionVersion
+	TimeStamp     string        `xml:"timeStamp"`                   // ddMMyyHHmmss
+	RespCode      string        `xml:"respCode"`                    // a Payment Maintenance result code
+	RespDesc      string        `xml:"respDesc"`                    // its description
+	ProcessType   string        `xml:"processType,omitempty"`       // the request's
+	InvoiceNo     string        `xml:"invoiceNo,omitempty"`         // the request's
+	Amount        string        `xml:"amount,omitempty"`            // acted on, or the payment's
+	Status        string        `xml:"status,omitempty"`            // a Payment Maintenance status code
+	ReferenceNo   string        `xml:"referenceNo,omitempty"`       // the refund's, or the transaction's tranRef
+	IdempotencyID string        `xml:"idempotencyID,omitempty"`     // the request's, echoed
 	Refunds       []RefundEntry `xml:"refundList>refund,omitempty"` // Refund Status
 }
 
 // RefundEntry is one refund as Refund Status lists it.
 type RefundEntry struct {
-	ReferenceNo   string `xml:"referenceNo"`
-	Amount        string `xml:"amount"`
-	Status        string `xml:"status"` // RF, RP, RFF
-	IdempotencyID string `xml:"idempotencyID,omitempty"`
-	DateTime      string `xml:"dateTime"` // ddMMyyHHmmss
+	ReferenceNo   string `xml:"referenceNo"`             // the gateway's
+	Amount        string `xml:"amount"`                  // major units
+	Status        string `xml:"status"`                  // RF, RP, RFF
+	IdempotencyID string `xml:"idempotencyID,omitempty"` // the request's, if any
+	DateTime      string `xml:"dateTime"`                // ddMMyyHHmmss
 }
 
 var actionDescs = map[string]string{

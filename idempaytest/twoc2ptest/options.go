@@ -62,15 +62,15 @@ type config struct {
 // RequestInfo describes a request whose payload verified, as it arrives,
 // before any fault is drawn or anything is done.
 type RequestInfo struct {
-	Endpoint      Endpoint
-	MerchantID    string
-	InvoiceNo     string
-	IdempotencyID string // token requests, and maintenance requests that carry one
+	Endpoint      Endpoint // which API
+	MerchantID    string   // the payload's
+	InvoiceNo     string   // the payload's
+	IdempotencyID string   // token requests, and maintenance requests that carry one
 	// Claims is a token or inquiry request's verified payload, numbers as
 	// json.Number; ProcessType and Action a maintenance request's.
 	Claims      map[string]any
-	ProcessType string
-	Action      *PaymentProcessRequest
+	ProcessType string                 // a maintenance request's
+	Action      *PaymentProcessRequest // a maintenance request's XML
 	// Request is the incoming request; its body has been read.
 	Request *http.Request
 }

@@ -14,9 +14,9 @@ import (
 // not store. Reclaimed says the key was taken over from a claim whose
 // lease ran out.
 type Claimed struct {
-	Commit    func(resp Stored, effect func()) bool
-	Release   func()
-	Reclaimed bool
+	Commit    func(resp Stored, effect func()) bool // stores the answer with its effect, or reports the claim lost
+	Release   func()                                // gives the key up
+	Reclaimed bool                                  // taken over from a claim whose lease ran out
 }
 
 // Unprotected is the hold of a request without a key, or of a provider
@@ -97,9 +97,9 @@ func (g *Gate) Crash(w http.ResponseWriter, id string, f fakes.Fault, c Claimed,
 // store, the op to enter in the books (nil for a refusal), and the change
 // to the fake's own objects (nil for none), made together with the answer.
 type Decision struct {
-	Resp   Stored
-	Op     *fakes.Op
-	Update func()
+	Resp   Stored    // the answer to store
+	Op     *fakes.Op // the op to enter in the books, nil for a refusal
+	Update func()    // the change to the fake's objects, nil for none
 }
 
 // Operate decides an operation on merchant's charge chargeID under the

@@ -21,7 +21,7 @@ type Gate struct {
 	// RetryAfter is sent, in whole seconds, with the 503 of Unavailable;
 	// zero is sent as "0" unless QuietRetryAfter.
 	RetryAfter      time.Duration
-	QuietRetryAfter bool
+	QuietRetryAfter bool // send no Retry-After when RetryAfter is zero
 	// Unavailable writes the provider's 503 (status included), after
 	// Retry-After is set. Nil: a bare 503.
 	Unavailable func(w http.ResponseWriter)
