@@ -38,11 +38,8 @@ const (
 // Validate refuses, with a *idempay.ValidationError, what Omise would
 // refuse or what the adapter could not settle safely.
 func (p Provider) Validate(req idempay.ChargeRequest) error {
-	if p.Version != "" && !wire.Printable(p.Version) {
-		return wire.Invalid("Provider.Version", "must be printable ASCII without spaces")
-	}
-	if p.ClockSkew < 0 || p.MaxListPages < 0 {
-		return wire.Invalid("Provider", "ClockSkew and MaxListPages must not be negative")
+	if err := p.validateSettings(); err != nil {
+		return err
 	}
 	if err := checkCurrency(req.Currency); err != nil {
 		return err
