@@ -14,7 +14,8 @@ import (
 // adapter sets itself.
 const (
 	// ExtraCapture is "true" (default) or "false" (authorise now, capture
-	// later: the charge then succeeds as authorised).
+	// later: the charge is then an authorisation, answered pending with
+	// idempay.ErrAuthorized until Client.Capture captures it).
 	ExtraCapture = "capture"
 	// ExtraIP is the customer's IP address, for fraud checks.
 	ExtraIP = "ip"
