@@ -45,13 +45,19 @@ type Charge struct {
 	// What can be done with the charge, and what was refunded, as Omise's
 	// charge object says it: capturable and reversible while an
 	// authorisation waits, refundable once paid until fully refunded.
-	Capturable     bool        `json:"capturable"`
-	Reversible     bool        `json:"reversible"`      // an authorisation that can be reversed
-	Refundable     bool        `json:"refundable"`      // paid and not fully refunded
-	RefundedAmount int64       `json:"refunded_amount"` // summed over its refunds
-	Refunds        *RefundList `json:"refunds"`         // its refunds, oldest first
-	ReversedAt     *string     `json:"reversed_at"`     // ISO 8601, null unless reversed
-	Voided         bool        `json:"voided"`          // always false: no settlement is modelled
+	Capturable     bool  `json:"capturable"`
+	Reversible     bool  `json:"reversible"`      // an authorisation that can be reversed
+	Refundable     bool  `json:"refundable"`      // paid and not fully refunded
+	RefundedAmount int64 `json:"refunded_amount"` // summed over its refunds
+	// What an authorisation holds and what was captured of it (less than
+	// the amount after a partial capture), as Omise's charge object says
+	// (authorized_amount, captured_amount): zero until authorised, and
+	// until paid.
+	AuthorizedAmount int64       `json:"authorized_amount"`
+	CapturedAmount   int64       `json:"captured_amount"`
+	Refunds          *RefundList `json:"refunds"`     // its refunds, oldest first
+	ReversedAt       *string     `json:"reversed_at"` // ISO 8601, null unless reversed
+	Voided           bool        `json:"voided"`      // always false: no settlement is modelled
 
 	captured int64 // what was captured: the amount, or less with capture_amount
 	account  string
@@ -141,6 +147,10 @@ func (c *Charge) derive() {
 	c.Capturable = c.Status == "pending" && c.Authorized && !c.Capture
 	c.Reversible = c.Capturable
 	c.Refundable = c.Paid && c.RefundedAmount < c.captured && len(c.Refunds.Data) < maxRefunds
+	c.AuthorizedAmount, c.CapturedAmount = 0, c.captured
+	if c.Authorized {
+		c.AuthorizedAmount = c.Amount
+	}
 }
 
 // succeed completes the charge: paid, or authorised and waiting for capture.

@@ -49,7 +49,9 @@
 // again and again. Any other card succeeds, or stays pending and
 // authorised when capture is false. A charge carries what was charged as
 // the real ones do (a card or source object), and what can be done with it
-// (capturable, reversible, refundable, refunded_amount, its refunds).
+// (capturable, reversible, refundable, refunded_amount, its refunds), and
+// what an authorisation holds and what its capture moved (authorized_amount,
+// captured_amount: less than the amount after a partial capture).
 //
 // # Refunds, captures and reverses
 //

@@ -89,6 +89,13 @@ func TestCaptureAndReverse(t *testing.T) {
 	if r.status != 200 || r.body["status"] != "successful" || r.body["paid"] != true || r.body["capturable"] != false {
 		t.Fatalf("capture: %d %v", r.status, r.body)
 	}
+	// A partial capture says what it moved, as Omise's do.
+	if r.body["authorized_amount"] != 150000.0 || r.body["captured_amount"] != 100000.0 {
+		t.Fatalf("capture amounts: %v of %v", r.body["captured_amount"], r.body["authorized_amount"])
+	}
+	if got := c.get("/charges/" + auth); got.body["captured_amount"] != 100000.0 {
+		t.Fatalf("captured charge: %v", got.body)
+	}
 	if r := c.post("/charges/"+auth+"/capture", "", nil); r.body["code"] != "failed_capture" {
 		t.Fatalf("second capture: %v", r.body)
 	}

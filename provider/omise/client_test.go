@@ -162,14 +162,30 @@ func TestThreeDSecureRejected(t *testing.T) {
 	assert.Zero(t, f.srv.Ledger().Count("3ds"))
 }
 
-func TestAuthorisedIsSuccess(t *testing.T) {
+// A charge made with capture=false is authorised, not paid: Charge answers
+// it pending with ErrAuthorized (the *Charge has Authorized set), the same
+// again from the store, until it is captured; then it answers succeeded
+// with what was captured.
+func TestAuthorisedIsPendingUntilCaptured(t *testing.T) {
 	f := setup(t, nil)
+	ctx := context.Background()
 	req := thb("auth", "tokn_test_visa")
 	req.Extra = map[string]string{omise.ExtraCapture: "false"}
-	ch, err := f.client.Charge(context.Background(), req)
+	for range 2 { // the second answer comes from the store
+		ch, err := f.client.Charge(ctx, req)
+		require.ErrorIs(t, err, idempay.ErrAuthorized)
+		assert.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err), "never shipped as paid")
+		require.NotNil(t, ch)
+		assert.True(t, ch.Authorized)
+		assert.Equal(t, omise.StatusAuthorized, ch.Status)
+	}
+	assert.Equal(t, 1, f.srv.Stats().Requests)
+
+	_, err := f.client.Capture(ctx, idempay.CaptureRequest{CaptureID: "auth-cp", IntentID: "auth", Amount: 100000, Currency: "THB"})
 	require.NoError(t, err)
-	assert.Equal(t, idempay.StateSucceeded, ch.State)
-	assert.Equal(t, omise.StatusAuthorized, ch.Status)
+	ch, err := f.client.Charge(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, int64(100000), ch.Captured)
 }
 
 func TestSourceIsPendingOffsite(t *testing.T) {

@@ -19,13 +19,20 @@ const secret = "skey_test_idempay"
 // ns is the namespace of the tests' clients.
 const ns = "omise:default"
 
-// startFake serves a fake Omise that checks, on every charge request, that
-// the store already holds the request's key for its intent, and that the
-// request carries the API version.
+// startFake serves a fake Omise that checks, on every charge and refund
+// request, that the store already holds the request's key for its intent
+// or refund, and that the request carries the API version.
 func startFake(t *testing.T, store idempay.KeyStore, opts []omisetest.Option) (*omisetest.Server, string) {
 	t.Helper()
 	srv := omisetest.NewServer(append(opts, omisetest.WithSecretKey(secret), omisetest.WithHook(func(info omisetest.RequestInfo) {
 		namespace := info.Form.Get("metadata[" + omise.NamespaceMetadataKey + "]")
+		if info.Op == "refund" && info.OpID != "" && namespace != "" {
+			rec, err := store.Load(context.Background(), namespace+"/refund", info.OpID)
+			if err != nil || rec.Key != info.Key {
+				t.Errorf("fake Omise received refund %s with key %q before the store held it (%q, %v)", info.OpID, info.Key, rec.Key, err)
+			}
+			return
+		}
 		if info.Op != "" || info.Intent == "" || namespace == "" {
 			return // sent by the test itself, not by the client
 		}
