@@ -24,7 +24,7 @@ var (
 // refundView shows the fake's books to the refund chaos harness.
 type refundView struct{ srv *stripetest.Server }
 
-func (v refundView) Refunds(id string) int         { return v.srv.Ledger().OpCount(id) }
+func (v refundView) Refunds(id string) int        { return v.srv.Ledger().OpCount(id) }
 func (v refundView) Refunded(intent string) int64 { return v.srv.Ledger().Refunded(intent) }
 func (v refundView) Check() error                 { return v.srv.CheckMoney() }
 func (v refundView) Faults(on bool) {
