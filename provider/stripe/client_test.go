@@ -207,15 +207,35 @@ func TestThreeDSecureFailureIsTheConfirmsDecline(t *testing.T) {
 	assert.Equal(t, 1, srv.Stats().Requests, "never resent")
 }
 
+// A PaymentIntent made with capture_method=manual waits in
+// requires_capture: the authorisation is settled (never resent), but no
+// money moved, so Charge answers it pending with ErrAuthorized (Authorized
+// set) until a capture succeeds; then it answers succeeded, with what was
+// captured.
 func TestManualCaptureIsAuthorisedSuccess(t *testing.T) {
-	srv, c, _ := setup(t, nil)
+	srv, c, store := setup(t, nil)
 	req := order("auth", "pm_card_visa")
 	req.Extra = map[string]string{"capture_method": "manual"}
 	ch, err := c.Charge(context.Background(), req)
-	require.NoError(t, err)
-	assert.Equal(t, idempay.StateSucceeded, ch.State)
+	require.ErrorIs(t, err, idempay.ErrAuthorized)
+	require.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
+	require.NotNil(t, ch)
+	assert.True(t, ch.Authorized)
+	assert.Equal(t, idempay.StateSucceeded, ch.State, "the authorisation itself is settled")
 	assert.Equal(t, "requires_capture", ch.Status)
+	rec, _ := store.Load(context.Background(), c.Namespace(), "auth")
+	assert.Equal(t, idempay.StateSucceeded, rec.State, "settled: never resent")
 	assert.Equal(t, 1, srv.Ledger().Count("auth"))
+
+	_, err = c.Charge(context.Background(), req) // from the store, the same answer
+	require.ErrorIs(t, err, idempay.ErrAuthorized)
+	assert.Equal(t, 1, srv.Stats().Requests)
+
+	_, err = c.Capture(context.Background(), idempay.CaptureRequest{CaptureID: "auth-cp", IntentID: "auth", Currency: "JPY"})
+	require.NoError(t, err)
+	ch, err = c.Charge(context.Background(), req)
+	require.NoError(t, err, "captured: succeeded")
+	assert.Equal(t, int64(1500), ch.Captured)
 }
 
 // Without a payment method the PaymentIntent is created unconfirmed: it is

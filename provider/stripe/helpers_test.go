@@ -21,11 +21,20 @@ const secret = "sk_test_idempay"
 const ns = "stripe:default"
 
 // startFake serves a fake Stripe that checks, on every charge request,
-// that the store already holds the request's key for its intent: the key
-// is written before the first byte is sent.
+// that the store already holds the request's key for its intent, and on
+// every refund and capture the client sends, for its operation ID: the key
+// is written before the first byte is sent. Requests the test sends itself
+// carry a key starting with "direct-".
 func startFake(t *testing.T, store idempay.KeyStore, opts []stripetest.Option) (*stripetest.Server, string) {
 	t.Helper()
 	srv := stripetest.NewServer(append(opts, stripetest.WithAPIKey(secret), stripetest.WithHook(func(info stripetest.RequestInfo) {
+		if info.Op != "" && info.OpID != "" && !strings.HasPrefix(info.Key, "direct-") {
+			rec, err := store.Load(context.Background(), ns+"/"+info.Op, info.OpID)
+			if err != nil || rec.Key != info.Key {
+				t.Errorf("fake Stripe received %s %s with key %q before the store held it (%q, %v)", info.Op, info.OpID, info.Key, rec.Key, err)
+			}
+			return
+		}
 		namespace := info.Form.Get("metadata[" + stripe.NamespaceMetadataKey + "]")
 		if info.Op != "" || info.Intent == "" || namespace == "" || info.Key == "" {
 			return // sent by the test itself, not by the client
