@@ -205,10 +205,7 @@ func TestNewOpRequests(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "https://api.omise.test/charges/chrg_test_1/reverse", r.URL.String())
 	assert.Empty(t, formOf(t, r.Body))
-	// Without a body, the key goes under the header's lower-case name,
-	// which net/http does not take as leave to resend the request itself.
-	assert.Equal(t, []string{"key-3"}, r.Header["idempotency-key"])
-	assert.NotContains(t, r.Header, "Idempotency-Key")
+	assert.Equal(t, "key-3", r.Header.Get("Idempotency-Key"), "the Client keeps net/http from resending it")
 
 	// A charge ID that would leave the charge's path is not sent.
 	for _, ref := range []string{"", "chrg_1/../../customers", "chrg?x=1", ".."} {

@@ -117,7 +117,8 @@ func (p Provider) NewCaptureRequest(ctx context.Context, t idempay.Target, op id
 }
 
 // NewCancelRequest builds POST /charges/{charge}/reverse, which releases
-// an authorisation that was not captured. It has no parameters.
+// an authorisation that was not captured. It has no parameters; the Client
+// keeps net/http from resending such a bodiless POST behind its back.
 func (p Provider) NewCancelRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
 	return p.opPost(ctx, t, op, "reverse", url.Values{}, key)
 }
@@ -131,28 +132,10 @@ func (p Provider) opPost(ctx context.Context, t idempay.Target, op idempay.OpReq
 	if err != nil {
 		return nil, err
 	}
-	if len(f) == 0 {
-		hideKeyFromResend(r)
-	}
 	p.authorize(r, t)
 	return r, nil
 }
 
-// hideKeyFromResend moves the key of a request without a body (the
-// reverse) to the header's lower-case spelling: the same header on the
-// wire, where names are case-insensitive, but not the one net/http looks
-// for. net/http resends by itself, unseen by the Client, a POST carrying
-// Idempotency-Key when a kept-alive connection dies under it
-// (Request.isReplayable); the Client stops that by taking away GetBody,
-// which a request without a body (http.NoBody, as go-retryablehttp sends
-// it) does not need, so only the header's name stops it. Unstopped, a
-// reverse Omise made and whose answer was lost would be sent again within
-// one attempt, and the second's refusal read as the first's failure.
-func hideKeyFromResend(r *http.Request) {
-	key := r.Header.Get("Idempotency-Key")
-	r.Header.Del("Idempotency-Key")
-	r.Header["idempotency-key"] = []string{key}
-}
 
 // chargePath is /charges/{ref}/{rest...} under the target. The charge's
 // ID comes from the store; one that could leave the charge's path is
