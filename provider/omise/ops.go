@@ -136,7 +136,6 @@ func (p Provider) opPost(ctx context.Context, t idempay.Target, op idempay.OpReq
 	return r, nil
 }
 
-
 // chargePath is /charges/{ref}/{rest...} under the target. The charge's
 // ID comes from the store; one that could leave the charge's path is
 // refused rather than sent elsewhere.
