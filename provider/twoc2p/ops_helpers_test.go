@@ -1,0 +1,127 @@
+package twoc2p_test
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/xml"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
+	"github.com/idempay/idempay/keystore/memstore"
+	"github.com/idempay/idempay/provider/twoc2p"
+	"github.com/stretchr/testify/require"
+)
+
+// RSA keys cost a second each on a small machine: one merchant key and one
+// stand-in gateway key serve every test of the binary. The fake makes its
+// own gateway key per server.
+var (
+	opsMerchantKey = sync.OnceValue(func() *rsa.PrivateKey { return mustRSA() })
+	opsGatewayKey  = sync.OnceValue(func() *rsa.PrivateKey { return mustRSA() })
+)
+
+func mustRSA() *rsa.PrivateKey {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
+
+// opsProvider is the test merchant's adapter with its maintenance keys:
+// the merchant's, and gateway as 2C2P's public key.
+func opsProvider(gateway *rsa.PublicKey) twoc2p.Provider {
+	return twoc2p.Provider{MerchantID: tc2pMerchant,
+		Maintenance: twoc2p.MaintenanceKeys{Merchant: opsMerchantKey(), Gateway: gateway}}
+}
+
+// opsServe starts a fake gateway that knows the test merchant's key, and
+// returns it with an adapter holding the keys to speak to it.
+func opsServe(t *testing.T, store idempay.KeyStore, opts ...twoc2ptest.Option) (*twoc2ptest.Server, twoc2p.Provider) {
+	t.Helper()
+	opts = append([]twoc2ptest.Option{twoc2ptest.WithMerchantKey(&opsMerchantKey().PublicKey)}, opts...)
+	srv, _ := tc2pServe(t, tc2pFake{opts: opts}, store, nil)
+	return srv, opsProvider(srv.GatewayKey())
+}
+
+// opsClient is a Client of p against srv.
+func opsClient(t *testing.T, srv *twoc2ptest.Server, p twoc2p.Provider, store idempay.KeyStore) *idempay.Client {
+	t.Helper()
+	return tc2pClient(t, srv.URL, store, func(cfg *idempay.Config) { cfg.Provider = p })
+}
+
+// paid charges intent id (THB, amount in satang), has the customer pay,
+// and charges it again so that Payment Inquiry settles it.
+func paid(t *testing.T, c *idempay.Client, srv *twoc2ptest.Server, id string, amount int64) *idempay.Charge {
+	t.Helper()
+	req := idempay.ChargeRequest{IntentID: id, Amount: amount, Currency: "THB"}
+	_, err := c.Charge(context.Background(), req)
+	require.ErrorIs(t, err, idempay.ErrPending, id)
+	inv, err := idempay.TwoC2PInvoiceNo(id, false)
+	require.NoError(t, err)
+	require.NoError(t, srv.Pay(inv))
+	ch, err := c.Charge(context.Background(), req)
+	if err != nil {
+		require.ErrorIs(t, err, idempay.ErrAuthorized, id)
+		return ch
+	}
+	require.Equal(t, idempay.StateSucceeded, ch.State)
+	return ch
+}
+
+// byHand sends a maintenance request to srv as the merchant would from
+// outside idempay (the dashboard, another system), and returns the
+// answer's respCode.
+func byHand(t *testing.T, srv *twoc2ptest.Server, processType, invoiceNo, amount string) string {
+	t.Helper()
+	tok, err := twoc2ptest.Seal(srv.ActionRequest(processType, invoiceNo, amount, ""), srv.GatewayKey(), opsMerchantKey())
+	require.NoError(t, err)
+	rec := httptest.NewRecorder()
+	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, twoc2ptest.MaintenancePath, strings.NewReader(tok)))
+	plain, err := twoc2ptest.Open(rec.Body.String(), srv.GatewayKey(), opsMerchantKey())
+	require.NoError(t, err, "answer %q", rec.Body.String())
+	var a twoc2ptest.PaymentProcessResponse
+	require.NoError(t, xml.Unmarshal(plain, &a))
+	return a.RespCode
+}
+
+// opKeys returns every key the store's record of operation id of type typ
+// was sent under: the current attempt's and the earlier ones'.
+func opKeys(t testing.TB, store idempay.KeyStore, typ idempay.OpType, id string) []string {
+	rec, err := store.Load(context.Background(), tc2pNS+"/"+string(typ), id)
+	if err != nil {
+		return nil
+	}
+	keys := []string{rec.Key}
+	for _, p := range rec.History {
+		keys = append(keys, p.Key)
+	}
+	return keys
+}
+
+// madeUnder counts the operations the fake made under any key of the
+// store's record of id.
+func madeUnder(t testing.TB, srv *twoc2ptest.Server, store idempay.KeyStore, typ idempay.OpType, id string) int {
+	n := 0
+	for _, k := range opKeys(t, store, typ, id) {
+		n += srv.Ledger().OpCount(k)
+	}
+	return n
+}
+
+// invoiceOf is the invoiceNo of attempt 1 of intent id.
+func invoiceOf(t testing.TB, id string) string {
+	inv, err := idempay.TwoC2PInvoiceNo(id, false)
+	if err != nil {
+		t.Fatalf("invoiceNo of %q: %v", id, err)
+	}
+	return inv
+}
+
+func newStore() idempay.KeyStore { return memstore.New() }
