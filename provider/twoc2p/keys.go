@@ -37,8 +37,10 @@ var ErrNoMaintenanceKeys = errors.New("twoc2p: Payment Maintenance needs Provide
 // minKeyBits is the smallest RSA modulus accepted for either key.
 const minKeyBits = 2048
 
-// check says what is missing or too weak, without naming any key material.
-func (k MaintenanceKeys) check() error {
+// Check says what is missing or too weak (ErrNoMaintenanceKeys when a key
+// is missing), without naming any key material: call it at start-up to
+// fail early.
+func (k MaintenanceKeys) Check() error {
 	switch {
 	case k.Merchant == nil || k.Gateway == nil:
 		return ErrNoMaintenanceKeys
@@ -86,7 +88,7 @@ func ParseMaintenanceKeys(merchantPrivatePEM, gatewayPublicPEM []byte) (Maintena
 		return k, fmt.Errorf("twoc2p: 2C2P public key: %w", err)
 	}
 	k = MaintenanceKeys{Merchant: priv, Gateway: pub}
-	return k, k.check()
+	return k, k.Check()
 }
 
 var (

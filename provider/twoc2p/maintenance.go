@@ -132,7 +132,7 @@ func checkMaintenanceURL(raw string) error {
 // newAction builds the sealed POST of one maintenance request. key, when
 // set, also travels in the header KeyHeader, for logs and correlation.
 func (p Provider) newAction(ctx context.Context, t idempay.Target, req actionRequest, key string) (*http.Request, error) {
-	if err := p.Maintenance.check(); err != nil {
+	if err := p.Maintenance.Check(); err != nil {
 		return nil, err
 	}
 	target, err := p.maintenanceURL(t)

@@ -80,7 +80,7 @@ func (p Provider) opConfig() error {
 	if p.MerchantID == "" {
 		return fmt.Errorf("twoc2p: Provider.MerchantID is required")
 	}
-	if err := p.Maintenance.check(); err != nil {
+	if err := p.Maintenance.Check(); err != nil {
 		return err
 	}
 	if p.MaintenanceURL != "" {

@@ -1,15 +1,23 @@
 package twoc2p_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"encoding/xml"
+	"fmt"
+	"log/slog"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/twoc2ptest"
@@ -125,3 +133,34 @@ func invoiceOf(t testing.TB, id string) string {
 }
 
 func newStore() idempay.KeyStore { return memstore.New() }
+
+func sprintf(verb string, v any) string { return fmt.Sprintf(verb, v) }
+
+// slogText is v logged by a text handler and a JSON handler.
+func slogText(v any) string {
+	var b bytes.Buffer
+	slog.New(slog.NewTextHandler(&b, nil)).Info("provider", "p", v)
+	slog.New(slog.NewJSONHandler(&b, nil)).Info("provider", "p", v)
+	return b.String()
+}
+
+// pemForms writes the test merchant's private key and the stand-in
+// gateway's public key in every PEM form ParseMaintenanceKeys reads.
+func pemForms(t *testing.T) (privPKCS1, privPKCS8, pubPKIX, pubPKCS1, cert []byte) {
+	t.Helper()
+	enc := func(typ string, b []byte) []byte { return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}) }
+	privPKCS1 = enc("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(opsMerchantKey()))
+	p8, err := x509.MarshalPKCS8PrivateKey(opsMerchantKey())
+	require.NoError(t, err)
+	privPKCS8 = enc("PRIVATE KEY", p8)
+	pkixDER, err := x509.MarshalPKIXPublicKey(&opsGatewayKey().PublicKey)
+	require.NoError(t, err)
+	pubPKIX = enc("PUBLIC KEY", pkixDER)
+	pubPKCS1 = enc("RSA PUBLIC KEY", x509.MarshalPKCS1PublicKey(&opsGatewayKey().PublicKey))
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "2C2P test"},
+		NotBefore: time.Unix(0, 0), NotAfter: time.Unix(1<<31, 0)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &opsGatewayKey().PublicKey, opsGatewayKey())
+	require.NoError(t, err)
+	cert = enc("CERTIFICATE", der)
+	return
+}

@@ -107,7 +107,7 @@ func (p Provider) Validate(req idempay.ChargeRequest) error {
 		}
 	}
 	if p.ManualSettlement {
-		if err := p.Maintenance.check(); err != nil {
+		if err := p.Maintenance.Check(); err != nil {
 			return wire.Invalid("Provider.Maintenance", "ManualSettlement needs the Payment Maintenance keys: %v", err)
 		}
 	}
