@@ -253,7 +253,10 @@ func TestOpsWithoutKeys(t *testing.T) {
 			_, err := c.Capture(bg, idempay.CaptureRequest{CaptureID: "cp", IntentID: "ORDER600", Currency: "THB"})
 			return err
 		},
-		func() error { _, err := c.Cancel(bg, idempay.CancelRequest{CancelID: "cn", IntentID: "ORDER600"}); return err },
+		func() error {
+			_, err := c.Cancel(bg, idempay.CancelRequest{CancelID: "cn", IntentID: "ORDER600"})
+			return err
+		},
 	} {
 		err := call()
 		require.ErrorIs(t, err, idempay.ErrNotSupported)
