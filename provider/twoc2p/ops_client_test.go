@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/idempay/idempay"
@@ -403,4 +404,45 @@ func TestParseMaintenanceKeys(t *testing.T) {
 	_, err = twoc2p.ParseMaintenanceKeys(nil, pubPKIX)
 	assert.Error(t, err)
 	assert.True(t, errors.Is(twoc2p.MaintenanceKeys{}.Check(), twoc2p.ErrNoMaintenanceKeys))
+}
+
+// Rule (and a limit of the seam, see OPERATIONS.md): a refusal after an
+// attempt whose answer was lost is unknown, never failed, even when Refund
+// Status proved the lost attempt absent before the resend: 2C2P stores no
+// answer for a key, and the Client does not carry the proof over to the
+// refusal. Here the refund's first request is lost before 2C2P acts, and
+// the charge is refunded in full from outside idempay before the lookup;
+// the resend is refused with 49. Nothing was ever made under the refund's
+// key, yet every call says unknown, and its amount stays in flight until
+// it is reconciled.
+func TestRefusalAfterLostAttemptStaysUnknown(t *testing.T) {
+	store := newStore()
+	var srvp atomic.Pointer[twoc2ptest.Server]
+	var once sync.Once
+	hook := func(info twoc2ptest.RequestInfo) {
+		if info.ProcessType == "RS" {
+			once.Do(func() {
+				if code := actionByHand(srvp.Load(), "R", info.InvoiceNo, "500.00"); code != "00" {
+					t.Errorf("refund by hand: %s", code)
+				}
+			})
+		}
+	}
+	srv, p := opsServe(t, store, twoc2ptest.WithHook(hook))
+	srvp.Store(srv)
+	c := opsClient(t, srv, p, store)
+	paid(t, c, srv, "ORDER700", 50000)
+	srv.FailMaintenance("ORDER700", fakes.Pre)
+	for range 2 {
+		_, err := c.Refund(bg, refundReq("rf-1", "ORDER700", 100))
+		require.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err), "%v", err)
+		var api *idempay.APIError
+		require.ErrorAs(t, err, &api)
+		assert.Equal(t, "49", api.Code)
+	}
+	assert.Zero(t, madeUnder(t, srv, store, idempay.OpRefund, "rf-1"))
+	l, err := c.Ledger(bg, "ORDER700")
+	require.NoError(t, err)
+	assert.Equal(t, int64(100), l.RefundsInFlight)
+	assert.Equal(t, int64(50000), srv.Ledger().Refunded("ORDER700"), "the refund by hand only")
 }

@@ -46,7 +46,7 @@ func conformanceRun(t *testing.T, manual bool) {
 		}
 		intent, _ := idempay.TwoC2PIntentOfInvoiceNo(info.InvoiceNo)
 		if _, hold := held.Load(intent); manual && !hold {
-			if code := settleByHand(srv, info.InvoiceNo, txn.Amount); code != "00" {
+			if code := actionByHand(srv, "S", info.InvoiceNo, txn.Amount); code != "00" {
 				t.Errorf("settling %s by hand: %s", info.InvoiceNo, code)
 			}
 		}
@@ -81,10 +81,11 @@ func conformanceRun(t *testing.T, manual bool) {
 	require.NotZero(t, st.Maintenance.Requests)
 }
 
-// settleByHand settles invoiceNo from outside idempay and returns 2C2P's
-// respCode, or why it could not.
-func settleByHand(srv *twoc2ptest.Server, invoiceNo, amount string) string {
-	tok, err := twoc2ptest.Seal(srv.ActionRequest("S", invoiceNo, amount, ""), srv.GatewayKey(), opsMerchantKey())
+// actionByHand sends a maintenance request for invoiceNo from outside
+// idempay and returns 2C2P's respCode, or why it could not; it may be
+// called from a handler's goroutine.
+func actionByHand(srv *twoc2ptest.Server, processType, invoiceNo, amount string) string {
+	tok, err := twoc2ptest.Seal(srv.ActionRequest(processType, invoiceNo, amount, ""), srv.GatewayKey(), opsMerchantKey())
 	if err != nil {
 		return err.Error()
 	}

@@ -8,13 +8,9 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"encoding/xml"
 	"fmt"
 	"log/slog"
 	"math/big"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,15 +84,7 @@ func paid(t *testing.T, c *idempay.Client, srv *twoc2ptest.Server, id string, am
 // answer's respCode.
 func byHand(t *testing.T, srv *twoc2ptest.Server, processType, invoiceNo, amount string) string {
 	t.Helper()
-	tok, err := twoc2ptest.Seal(srv.ActionRequest(processType, invoiceNo, amount, ""), srv.GatewayKey(), opsMerchantKey())
-	require.NoError(t, err)
-	rec := httptest.NewRecorder()
-	srv.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, twoc2ptest.MaintenancePath, strings.NewReader(tok)))
-	plain, err := twoc2ptest.Open(rec.Body.String(), srv.GatewayKey(), opsMerchantKey())
-	require.NoError(t, err, "answer %q", rec.Body.String())
-	var a twoc2ptest.PaymentProcessResponse
-	require.NoError(t, xml.Unmarshal(plain, &a))
-	return a.RespCode
+	return actionByHand(srv, processType, invoiceNo, amount)
 }
 
 // opKeys returns every key the store's record of operation id of type typ
