@@ -74,7 +74,7 @@ func (p Provider) settlement(ctx context.Context, hc *http.Client, t idempay.Tar
 	const why = "paid; whether it was settled is unknown: "
 	act, err := p.inquireAction(ctx, hc, t, processInquiry, invoiceNo)
 	if err != nil {
-		return unknownVerdict("settlement_unknown", why+"Payment Maintenance did not answer")
+		return unknownVerdict("settlement_unknown", why+"Payment Maintenance did not answer: "+err.Error())
 	}
 	a, uv, ok := lookupAnswer(act, p.MerchantID, invoiceNo, processInquiry)
 	switch {

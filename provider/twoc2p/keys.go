@@ -3,6 +3,7 @@ package twoc2p
 import (
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -71,6 +72,10 @@ func (k MaintenanceKeys) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(k.S
 
 // LogValue is String, for log/slog.
 func (k MaintenanceKeys) LogValue() slog.Value { return slog.StringValue(k.String()) }
+
+// MarshalJSON is String as a JSON string, for loggers and dumps that
+// encode a configuration as JSON: the keys are never encoded.
+func (k MaintenanceKeys) MarshalJSON() ([]byte, error) { return json.Marshal(k.String()) }
 
 // ParseMaintenanceKeys reads the merchant's private key (PEM: PKCS #1 "RSA
 // PRIVATE KEY" or PKCS #8 "PRIVATE KEY") and 2C2P's public key (PEM: a

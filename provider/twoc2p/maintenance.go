@@ -121,10 +121,10 @@ func checkMaintenanceURL(raw string) error {
 	switch {
 	case err != nil:
 		return fmt.Errorf("twoc2p: Provider.MaintenanceURL does not parse")
-	case u.Scheme != "https" && u.Scheme != "http", u.Host == "":
-		return fmt.Errorf("twoc2p: Provider.MaintenanceURL %q needs an http or https scheme and a host", raw)
 	case u.User != nil:
 		return errors.New("twoc2p: Provider.MaintenanceURL must not carry credentials")
+	case u.Scheme != "https" && u.Scheme != "http", u.Host == "":
+		return errors.New("twoc2p: Provider.MaintenanceURL needs an http or https scheme and a host")
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package twoc2p_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -375,6 +376,11 @@ func TestMaintenanceKeysNeverPrinted(t *testing.T) {
 		out = append(out, sprintf(verb, p), sprintf(verb, cfg), sprintf(verb, p.Maintenance), sprintf(verb, &p.Maintenance))
 	}
 	out = append(out, slogText(p), slogText(p.Maintenance))
+	// A Provider holds funcs, which encoding/json refuses; a configuration
+	// of the caller's that holds the keys encodes them as their String.
+	b, err := json.Marshal(struct{ Keys twoc2p.MaintenanceKeys }{p.Maintenance})
+	require.NoError(t, err)
+	assert.Equal(t, `{"Keys":"twoc2p.MaintenanceKeys{Merchant: set, Gateway: set}"}`, string(b))
 	for _, s := range out {
 		for _, secret := range secrets {
 			require.NotContains(t, s, secret)
@@ -382,7 +388,7 @@ func TestMaintenanceKeysNeverPrinted(t *testing.T) {
 	}
 	assert.Contains(t, sprintf("%v", p), "Merchant: set, Gateway: set")
 
-	_, err := twoc2p.ParseMaintenanceKeys([]byte("-----BEGIN RSA PRIVATE KEY-----\nc2VjcmV0LWtleS1ieXRlcw==\n-----END RSA PRIVATE KEY-----\n"), nil)
+	_, err = twoc2p.ParseMaintenanceKeys([]byte("-----BEGIN RSA PRIVATE KEY-----\nc2VjcmV0LWtleS1ieXRlcw==\n-----END RSA PRIVATE KEY-----\n"), nil)
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "c2VjcmV0")
 }
