@@ -136,15 +136,16 @@ func (p Provider) newOpRequest(ctx context.Context, t idempay.Target, op idempay
 // with the charge's reference.
 const maxAttemptScan = 32
 
-// opInvoiceNo is the invoice of the intent's charge: op.ChargeRef when it
-// is an invoiceNo of the intent (an attempt's, or an earlier version's
-// spelling), else the invoiceNo of attempt 1. The Client knows the
-// charge's attempt but OpRequest does not carry it, and a paid charge's
-// ChargeRef is 2C2P's tranRef, which Payment Maintenance does not take:
-// an intent charged on a later attempt (after a declined one) is then
-// acted on under attempt 1's invoice, which 2C2P refuses (the payment
-// there was declined or never made), so nothing moves. See OPERATIONS.md.
+// opInvoiceNo is the invoice of the intent's charge: the invoiceNo of the
+// attempt that succeeded (op.ChargeAttempt), or for a charge recorded
+// before attempts existed, op.ChargeRef when it is an invoiceNo of the
+// intent (an attempt's, or an earlier version's spelling), else attempt 1's.
+// A paid charge's ChargeRef is 2C2P's tranRef, which Payment Maintenance
+// does not take.
 func (p Provider) opInvoiceNo(op idempay.OpRequest) (string, error) {
+	if op.ChargeAttempt > 0 {
+		return p.invoiceNo(op.IntentID, op.ChargeAttempt)
+	}
 	if op.ChargeRef != "" {
 		for n := 1; n <= maxAttemptScan; n++ {
 			inv, err := p.invoiceNo(op.IntentID, n)

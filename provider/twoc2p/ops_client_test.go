@@ -452,3 +452,32 @@ func TestRefusalAfterLostAttemptStaysUnknown(t *testing.T) {
 	assert.Equal(t, int64(100), l.RefundsInFlight)
 	assert.Equal(t, int64(50000), srv.Ledger().Refunded("ORDER700"), "the refund by hand only")
 }
+
+// Rule: a refund of an intent paid on its second attempt (after a declined
+// first) acts on that attempt's invoice, the one 2C2P settled, never on
+// the first attempt's.
+func TestRefundOfASecondAttemptUsesItsInvoice(t *testing.T) {
+	f := newOps(t, false)
+	req := idempay.ChargeRequest{IntentID: "ORDER200", Amount: 50000, Currency: "THB"}
+	_, err := f.c.Charge(bg, req)
+	require.ErrorIs(t, err, idempay.ErrPending)
+	inv1 := tc2pAttemptInvoice(t, "ORDER200", 1, false)
+	require.NoError(t, f.srv.Decline(inv1, "4051"))
+	_, err = f.c.Charge(bg, req)
+	require.ErrorIs(t, err, idempay.ErrDeclined)
+
+	second := req
+	second.Extra = map[string]string{"userDefined1": "attempt-2"}
+	_, err = f.c.Charge(bg, second)
+	require.ErrorIs(t, err, idempay.ErrPending)
+	inv2 := tc2pAttemptInvoice(t, "ORDER200", 2, false)
+	require.NoError(t, f.srv.Pay(inv2))
+	ch, err := f.c.Charge(bg, second)
+	require.NoError(t, err)
+	require.Equal(t, 2, ch.Attempt)
+
+	op, err := f.c.Refund(bg, refundReq("rf-200", "ORDER200", 20000))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"R " + inv2 + " " + op.Key}, f.seen.list(), "the refund names attempt 2's invoice")
+	require.NoError(t, f.srv.CheckMoney())
+}
