@@ -537,3 +537,32 @@ func TestBadGeneratedKeyIsRefused(t *testing.T) {
 	assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
 	assert.Zero(t, s.hits.Load())
 }
+
+// TestNoSilentResendOfABodilessPost: a POST without a body (a capture, a
+// cancel, a reverse) is one net/http would resend by itself on a dead
+// kept-alive connection even without GetBody, since it needs none; the
+// Client must still count every request the server sees.
+func TestNoSilentResendOfABodilessPost(t *testing.T) {
+	store := memstore.New()
+	var seen atomic.Int32
+	var dropped atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := seen.Add(1)
+		if n == 2 && dropped.CompareAndSwap(false, true) { // the second request: its answer is lost
+			drop(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, `{"order_id":"o","charge_id":"ch_%d","status":"succeeded","amount_jpy":1500}`, n)
+	}))
+	defer srv.Close()
+	empty := idempay.OwnAPI{Encode: func(idempay.ChargeRequest) ([]byte, string, error) { return nil, "application/json", nil }}
+	c := newClient(t, srv.URL, store, func(cfg *idempay.Config) { cfg.Provider = empty })
+	_, err := c.Charge(context.Background(), order("first")) // leaves a kept-alive connection
+	require.NoError(t, err)
+	before := seen.Load()
+	ch, err := c.Charge(context.Background(), order("second"))
+	require.NoError(t, err)
+	assert.Equal(t, seen.Load()-before, int32(ch.Attempts), "attempts counted = requests received")
+	assert.Equal(t, 2, ch.Attempts)
+}

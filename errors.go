@@ -54,7 +54,7 @@ var (
 	// ErrPending is in the chain of every error whose Outcome is
 	// OutcomePending: the charge was accepted and waits for the customer
 	// or the payment method. Charge returns the pending *Charge with it.
-	ErrPending = errors.New("idempay: charge pending")
+	ErrPending = errors.New("idempay: pending")
 
 	// ErrDeclined: the provider refused the payment (card declined,
 	// insufficient funds). Definite: no money moved. The refusal is stored

@@ -65,6 +65,7 @@ type ledgerDoc struct {
 // ledgerCharge is what the operations need of the intent's charge.
 type ledgerCharge struct {
 	Ref        string `json:"ref"`
+	Attempt    int    `json:"attempt,omitempty"` // the attempt that succeeded; 0 in ledgers written before attempts
 	Amount     int64  `json:"amount"`
 	Currency   string `json:"currency"`
 	Authorized bool   `json:"authorized,omitempty"`

@@ -187,7 +187,7 @@ func (c *Client) snapshot(ctx context.Context, intentID string) (ledgerCharge, e
 		return ledgerCharge{}, fmt.Errorf("%w: stored charge of intent %q unreadable", ErrStore, intentID)
 	}
 	ch := out.Charge
-	return ledgerCharge{Ref: ch.ID, Amount: ch.Amount, Currency: ch.Currency, Authorized: ch.Authorized}, nil
+	return ledgerCharge{Ref: ch.ID, Attempt: rec.Attempt, Amount: ch.Amount, Currency: ch.Currency, Authorized: ch.Authorized}, nil
 }
 
 // loadLedger reads the intent's ledger without a lease, reconciled: the

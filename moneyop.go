@@ -56,7 +56,7 @@ func (o *moneyOp) prepare(ctx context.Context) error {
 	doc, err := o.c.readLedger(ctx, o.req.IntentID)
 	if err == nil {
 		o.send = o.req
-		o.send.ChargeRef = doc.Charge.Ref
+		o.send.ChargeRef, o.send.ChargeAttempt = doc.Charge.Ref, doc.Charge.Attempt
 		if o.send.Type == OpCancel {
 			o.send.Currency = doc.Charge.Currency // a cancel names none
 		}

@@ -81,6 +81,47 @@ func (c *Client) operate(ctx context.Context, op OpRequest, key string, validate
 	return opAnswer(op.Type, op.IntentID, ch, err)
 }
 
+// SettleRefund finds out how an unsettled refund ended without resending
+// it, by asking a provider that can look refunds up (a RefundFinder), and
+// records what it learns: for a refund stuck on a stored failure, or one a
+// webhook says has completed. req is the refund's original request. It
+// takes no lease, so it may run while the refund is on the wire. A settled
+// refund answers from the store. Its return values read like Refund's.
+func (c *Client) SettleRefund(ctx context.Context, req RefundRequest) (*Operation, error) {
+	return c.settleOp(ctx, req.op(), req.Key)
+}
+
+// SettleCapture settles an unsettled capture by lookup, as SettleRefund
+// settles a refund.
+func (c *Client) SettleCapture(ctx context.Context, req CaptureRequest) (*Operation, error) {
+	return c.settleOp(ctx, req.op(), req.Key)
+}
+
+// SettleCancel settles an unsettled cancel by lookup, as SettleRefund
+// settles a refund.
+func (c *Client) SettleCancel(ctx context.Context, req CancelRequest) (*Operation, error) {
+	return c.settleOp(ctx, req.op(), req.Key)
+}
+
+// settleOp runs the lookup of one operation through the engine's settle.
+func (c *Client) settleOp(ctx context.Context, op OpRequest, key string) (*Operation, error) {
+	if ctx == nil {
+		return nil, invalid("ctx", "is a nil context.Context")
+	}
+	adapter, ok := capabilityOf(c.provider, op.Type)
+	if !ok {
+		return nil, &OpError{Type: op.Type, OpID: op.ID, IntentID: op.IntentID, Outcome: OutcomeUnknown,
+			Err: fmt.Errorf("%w: %s has no %s", ErrNotSupported, c.provider.Name(), op.Type)}
+	}
+	op.Currency = strings.ToUpper(op.Currency)
+	mop := &moneyOp{c: c, cap: adapter, req: op, fp: opFingerprint(c.opNamespace(op.Type), op), key: key}
+	if err := mop.prepare(ctx); err != nil {
+		return opAnswer(op.Type, op.IntentID, nil, err)
+	}
+	ch, err := c.flights.settle(ctx, c, mop)
+	return opAnswer(op.Type, op.IntentID, ch, err)
+}
+
 // Ledger returns what the store knows of an intent's money: charged,
 // captured, refunded, what is left to refund, and each refund, capture and
 // cancel with its state, as their own records say. It reads the store only;

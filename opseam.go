@@ -20,6 +20,11 @@ type OpRequest struct {
 	// PaymentIntent, an Omise charge, a 2C2P invoice). It is empty when
 	// the Validate methods are called, before the store is read.
 	ChargeRef string
+	// ChargeAttempt is the intent's attempt that succeeded (1, or more
+	// after declined ones), for adapters whose provider keys a payment by
+	// the attempt (2C2P's invoiceNo). Zero when the Validate methods are
+	// called, and for charges recorded before attempts existed (take 1).
+	ChargeAttempt int
 	// Amount in minor units: what is refunded or captured. A capture of
 	// the whole authorisation carries the authorised amount once the
 	// Client has read it (zero in ValidateCapture); a cancel carries the

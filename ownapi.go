@@ -279,17 +279,23 @@ func (a OwnAPI) FindCharge(ctx context.Context, hc *http.Client, t Target, rec R
 	if a.LookupPath == "" {
 		return Verdict{}, fmt.Errorf("%w: OwnAPI.LookupPath is not set", ErrNoLookup)
 	}
-	u := t.BaseURL.JoinPath(a.LookupPath)
 	// The key names the attempt: after a declined card, the charge of the
 	// next attempt must not be answered with the first one's decline.
-	u.RawQuery = url.Values{"order_id": {rec.IntentID}, "idempotency_key": {rec.Key}}.Encode()
+	q := url.Values{"order_id": {rec.IntentID}, "idempotency_key": {rec.Key}}
+	return a.lookup(ctx, hc, t, a.LookupPath, q, a.ReadCharge)
+}
+
+// lookup sends GET path?q and reads the answer with read, as a replay of
+// what the server did; 404 is its proof that nothing was done.
+func (a OwnAPI) lookup(ctx context.Context, hc *http.Client, t Target, path string, q url.Values,
+	read func(*http.Response, []byte) Verdict) (Verdict, error) {
+	u := t.BaseURL.JoinPath(path)
+	u.RawQuery = q.Encode()
 	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
 		return Verdict{}, err
 	}
-	if t.Credentials != "" {
-		r.Header.Set("Authorization", "Bearer "+t.Credentials.Reveal())
-	}
+	a.authorize(r, t)
 	resp, err := hc.Do(r)
 	if err != nil {
 		return Verdict{}, err
@@ -302,7 +308,7 @@ func (a OwnAPI) FindCharge(ctx context.Context, hc *http.Client, t Target, rec R
 	if resp.StatusCode == http.StatusNotFound {
 		return Verdict{Kind: KindNotFound}, nil
 	}
-	v := a.ReadCharge(resp, body)
+	v := read(resp, body)
 	v.Replayed = true
 	if v.Err != nil && v.Err.Status == 0 {
 		v.Err.Status = resp.StatusCode // the lookup's answer, as a fresh one would carry

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -208,29 +207,7 @@ func (a OwnAPI) findOp(ctx context.Context, hc *http.Client, t Target, op OpRequ
 	if !a.OpLookup {
 		return Verdict{}, fmt.Errorf("%w: OwnAPI.OpLookup is not set", ErrNoLookup)
 	}
-	u := t.BaseURL.JoinPath(a.opPath(op.Type))
-	u.RawQuery = url.Values{opIDField(op.Type): {op.ID}, "idempotency_key": {rec.Key}}.Encode()
-	r, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return Verdict{}, err
-	}
-	a.authorize(r, t)
-	resp, err := hc.Do(r)
-	if err != nil {
-		return Verdict{}, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	if err != nil {
-		return Verdict{}, err
-	}
-	if resp.StatusCode == http.StatusNotFound {
-		return Verdict{Kind: KindNotFound}, nil
-	}
-	v := a.readOp(op.Type, resp, body)
-	v.Replayed = true
-	if v.Err != nil && v.Err.Status == 0 {
-		v.Err.Status = resp.StatusCode
-	}
-	return v, nil
+	q := url.Values{opIDField(op.Type): {op.ID}, "idempotency_key": {rec.Key}}
+	return a.lookup(ctx, hc, t, a.opPath(op.Type), q,
+		func(resp *http.Response, body []byte) Verdict { return a.readOp(op.Type, resp, body) })
 }

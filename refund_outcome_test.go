@@ -210,3 +210,30 @@ func TestStoredServerErrorOnARefund(t *testing.T) {
 	assert.Equal(t, int64(500), l.Refundable, "unknown: its 1000 counts")
 	assert.Zero(t, s.Ops().Count("rf-500"))
 }
+
+// Rule: SettleRefund settles an unsettled refund by lookup without
+// resending it: a refund whose every answer was lost is found made, and
+// recorded; a refund never made has nothing to settle.
+func TestSettleRefundByLookup(t *testing.T) {
+	store := opsStore(t)
+	s := startOps(t, store, refserver.Config{StoreServerErrors: true})
+	c := opsClient(t, s, store)
+	charged(t, c, "o", 1500, false)
+
+	s.InjectOrder("rf-lost", refserver.Post, refserver.Post, refserver.Post, refserver.Post, refserver.Post, refserver.Post)
+	_, err := c.Refund(context.Background(), refundOf("o", "rf-lost", 400))
+	opErr(t, err, idempay.OutcomeUnknown)
+	sent := s.requests("rf-lost")
+
+	op, err := c.SettleRefund(context.Background(), refundOf("o", "rf-lost", 400))
+	require.NoError(t, err, "found made by lookup")
+	assert.Equal(t, idempay.ReplayFromLookup, op.ReplayedFrom)
+	assert.Equal(t, sent+1, s.requests("rf-lost"), "one lookup, no resend")
+	assert.Equal(t, 1, s.Ops().Count("rf-lost"))
+	again, err := c.Refund(context.Background(), refundOf("o", "rf-lost", 400))
+	require.NoError(t, err)
+	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
+
+	_, err = c.SettleRefund(context.Background(), refundOf("o", "never-made", 100))
+	assert.ErrorIs(t, err, idempay.ErrNotFound, "nothing to settle")
+}

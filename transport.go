@@ -18,8 +18,9 @@ import (
 // net/http re-sends by itself a request carrying an Idempotency-Key header
 // when a kept-alive connection dies under it (Request.isReplayable): an
 // attempt no counter would see. It does so only when the request can
-// rebuild its body, so this transport hands it a copy without GetBody, and
-// every resend goes through our retry loop instead.
+// rebuild its body, or has none, so this transport hands it a copy without
+// GetBody, and with the key under a spelling net/http does not look for
+// when there is no body; every resend goes through our retry loop instead.
 type attemptTransport struct {
 	base http.RoundTripper
 }
@@ -45,7 +46,34 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	out := req.WithContext(httptrace.WithClientTrace(req.Context(), trace))
 	out.GetBody = nil
+	if out.Body == nil || out.Body == http.NoBody {
+		hideKeysFromResend(out)
+	}
 	return t.base.RoundTrip(out)
+}
+
+// replayKeys are the headers net/http reads as "this POST may be resent"
+// (Request.isReplayable), in the canonical spelling it looks them up by.
+var replayKeys = []string{"Idempotency-Key", "X-Idempotency-Key"}
+
+// hideKeysFromResend keeps net/http from resending a request that has no
+// body (a capture, a cancel, a reverse): taking GetBody away does not stop
+// that, since such a request needs none. The key headers are moved to their
+// lower-case spelling: the same headers on the wire, where names are
+// case-insensitive, but not the ones net/http looks for. The header map is
+// copied first, so the caller's request is unchanged.
+func hideKeysFromResend(r *http.Request) {
+	moved := false
+	for _, name := range replayKeys {
+		if _, ok := r.Header[name]; ok {
+			if !moved {
+				r.Header = r.Header.Clone()
+				moved = true
+			}
+			r.Header[strings.ToLower(name)] = r.Header[name]
+			delete(r.Header, name)
+		}
+	}
 }
 
 // wireProbe records, for the attempt in progress, whether any of it was

@@ -10,7 +10,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,18 +30,18 @@ func TestTwoC2PVerifyRejects(t *testing.T) {
 		token string
 		is    error // a golang-jwt sentinel also in the chain, if any
 	}{
-		{"tampered payload", parts[0] + "." + fake2c2p.Segment([]byte(strings.Replace(claims, "tok", "tak", 1))) + "." + parts[2], jwt.ErrTokenSignatureInvalid},
-		{"tampered header", fake2c2p.Segment([]byte(`{"alg":"HS256","typ":"JWT","kid":"x"}`)) + "." + parts[1] + "." + parts[2], jwt.ErrTokenSignatureInvalid},
-		{"tampered signature", parts[0] + "." + parts[1] + "." + fake2c2p.Segment(make([]byte, 32)), jwt.ErrTokenSignatureInvalid},
+		{"tampered payload", parts[0] + "." + twoc2ptest.Segment([]byte(strings.Replace(claims, "tok", "tak", 1))) + "." + parts[2], jwt.ErrTokenSignatureInvalid},
+		{"tampered header", twoc2ptest.Segment([]byte(`{"alg":"HS256","typ":"JWT","kid":"x"}`)) + "." + parts[1] + "." + parts[2], jwt.ErrTokenSignatureInvalid},
+		{"tampered signature", parts[0] + "." + parts[1] + "." + twoc2ptest.Segment(make([]byte, 32)), jwt.ErrTokenSignatureInvalid},
 		{"no signature", parts[0] + "." + parts[1] + ".", jwt.ErrTokenSignatureInvalid},
-		{"wrong key", fake2c2p.Forge(hs256, claims, []byte("another-merchant-secret"), sha256.New), jwt.ErrTokenSignatureInvalid},
-		{"alg none, no signature", fake2c2p.Forge(`{"alg":"none","typ":"JWT"}`, claims, nil, nil), jwt.ErrTokenSignatureInvalid},
-		{"alg none, with signature", fake2c2p.Forge(`{"alg":"none","typ":"JWT"}`, claims, key, sha256.New), jwt.ErrTokenSignatureInvalid},
-		{"alg NONE", fake2c2p.Forge(`{"alg":"NONE"}`, claims, nil, nil), nil},
-		{"alg HS512, right key", fake2c2p.Forge(`{"alg":"HS512","typ":"JWT"}`, claims, key, sha512.New), jwt.ErrTokenSignatureInvalid},
-		{"alg HS384, right key", fake2c2p.Forge(`{"alg":"HS384","typ":"JWT"}`, claims, key, sha512.New384), jwt.ErrTokenSignatureInvalid},
-		{"alg RS256 header over an HMAC", fake2c2p.Forge(`{"alg":"RS256","typ":"JWT"}`, claims, key, sha256.New), jwt.ErrTokenSignatureInvalid},
-		{"alg missing", fake2c2p.Forge(`{"typ":"JWT"}`, claims, key, sha256.New), nil},
+		{"wrong key", twoc2ptest.Forge(hs256, claims, []byte("another-merchant-secret"), sha256.New), jwt.ErrTokenSignatureInvalid},
+		{"alg none, no signature", twoc2ptest.Forge(`{"alg":"none","typ":"JWT"}`, claims, nil, nil), jwt.ErrTokenSignatureInvalid},
+		{"alg none, with signature", twoc2ptest.Forge(`{"alg":"none","typ":"JWT"}`, claims, key, sha256.New), jwt.ErrTokenSignatureInvalid},
+		{"alg NONE", twoc2ptest.Forge(`{"alg":"NONE"}`, claims, nil, nil), nil},
+		{"alg HS512, right key", twoc2ptest.Forge(`{"alg":"HS512","typ":"JWT"}`, claims, key, sha512.New), jwt.ErrTokenSignatureInvalid},
+		{"alg HS384, right key", twoc2ptest.Forge(`{"alg":"HS384","typ":"JWT"}`, claims, key, sha512.New384), jwt.ErrTokenSignatureInvalid},
+		{"alg RS256 header over an HMAC", twoc2ptest.Forge(`{"alg":"RS256","typ":"JWT"}`, claims, key, sha256.New), jwt.ErrTokenSignatureInvalid},
+		{"alg missing", twoc2ptest.Forge(`{"typ":"JWT"}`, claims, key, sha256.New), nil},
 		{"expired", tc2pHS256(`{"respCode":"0000","exp":1735689599}`), jwt.ErrTokenExpired},
 		{"expired long ago", tc2pHS256(`{"respCode":"0000","exp":1000}`), jwt.ErrTokenExpired},
 		{"not valid yet", tc2pHS256(`{"respCode":"0000","nbf":1735689700}`), jwt.ErrTokenNotValidYet},
@@ -49,11 +49,11 @@ func TestTwoC2PVerifyRejects(t *testing.T) {
 		{"two segments", parts[0] + "." + parts[1], jwt.ErrTokenMalformed},
 		{"four segments", good + ".x", jwt.ErrTokenMalformed},
 		{"padded base64", parts[0] + "=." + parts[1] + "." + parts[2], jwt.ErrTokenMalformed},
-		{"payload not JSON", parts[0] + "." + fake2c2p.Segment([]byte("not json")) + "." + parts[2], jwt.ErrTokenMalformed},
+		{"payload not JSON", parts[0] + "." + twoc2ptest.Segment([]byte("not json")) + "." + parts[2], jwt.ErrTokenMalformed},
 		{"empty", "", jwt.ErrTokenMalformed},
 		// The same bytes in a second spelling: base64's unused low bits set.
 		{"signature with unused bits set", parts[0] + "." + parts[1] + "." + tc2pLaxB64(t, parts[2]), jwt.ErrTokenMalformed},
-		{"claims with unused bits set", tc2pForgeSegments(fake2c2p.Segment([]byte(hs256)), tc2pLaxB64(t, fake2c2p.Segment([]byte(claims+" "))), key), jwt.ErrTokenMalformed},
+		{"claims with unused bits set", tc2pForgeSegments(twoc2ptest.Segment([]byte(hs256)), tc2pLaxB64(t, twoc2ptest.Segment([]byte(claims+" "))), key), jwt.ErrTokenMalformed},
 	}
 	s := idempay.TwoC2PSigner{Secret: tc2pSecret, Now: func() time.Time { return tc2pNow }}
 	for _, tc := range cases {
@@ -88,7 +88,7 @@ func tc2pLaxB64(t *testing.T, seg string) string {
 func tc2pForgeSegments(header, claims string, key []byte) string {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(header + "." + claims))
-	return header + "." + claims + "." + fake2c2p.Segment(m.Sum(nil))
+	return header + "." + claims + "." + twoc2ptest.Segment(m.Sum(nil))
 }
 
 func TestTwoC2PVerifyAccepts(t *testing.T) {

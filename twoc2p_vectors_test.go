@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -67,11 +67,11 @@ func TestTwoC2PVectorJWT(t *testing.T) {
 	// An independent HS256 in Go (crypto/hmac, not golang-jwt).
 	parts := strings.Split(tok, ".")
 	require.Len(t, parts, 3)
-	require.Equal(t, fake2c2p.Segment([]byte(`{"alg":"HS256","typ":"JWT"}`)), parts[0])
-	require.Equal(t, fake2c2p.Segment([]byte(tc2pVectorClaims)), parts[1])
+	require.Equal(t, twoc2ptest.Segment([]byte(`{"alg":"HS256","typ":"JWT"}`)), parts[0])
+	require.Equal(t, twoc2ptest.Segment([]byte(tc2pVectorClaims)), parts[1])
 	m := hmac.New(sha256.New, []byte(tc2pVectorSecret))
 	m.Write([]byte(parts[0] + "." + parts[1]))
-	require.Equal(t, fake2c2p.Segment(m.Sum(nil)), parts[2])
+	require.Equal(t, twoc2ptest.Segment(m.Sum(nil)), parts[2])
 
 	body, err := tc2pVectorPayload.Body(tc2pVectorSecret)
 	require.NoError(t, err)

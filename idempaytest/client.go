@@ -35,16 +35,18 @@ type ClientOption func(*idempay.Config)
 // NewClient returns an idempay client for srv: the server's URL and
 // HTTP client, its secret as credentials, a fresh in-memory store,
 // FastRetry, and an idempay.OwnAPI provider that reads the server's replay
-// header and can look charges up (so Client.Settle works). Options apply
+// header and can look charges and operations up (so Client.Settle works,
+// and refunds, captures and cancels settle by lookup). Options apply
 // last; an option that sets Provider replaces all of that provider setup.
 //
 // It stops the test with t.Fatal if idempay.New refuses the
 // configuration. When the test ends it closes the client, waiting up to
 // CloseTimeout for the charges still running (flights go on after their
 // caller stopped waiting) to record their outcomes, and then fails the
-// test if srv charged any intent twice: a duplicate charge is never a
-// passing outcome. A charge still running after CloseTimeout fails the
-// test too, since it could charge after the check.
+// test if srv moved money wrong (CheckMoney: an intent charged twice, a
+// refund made twice, ...): a duplicate is never a passing outcome. A charge
+// still running after CloseTimeout fails the test too, since it could
+// charge after the check.
 //
 //	func TestLostAnswer(t *testing.T) {
 //		srv := idempaytest.NewServer()
@@ -57,7 +59,8 @@ type ClientOption func(*idempay.Config)
 //	}
 func NewClient(t testing.TB, srv *Server, opts ...ClientOption) *idempay.Client {
 	t.Helper()
-	provider := idempay.OwnAPI{LookupPath: ChargePath}
+	provider := idempay.OwnAPI{LookupPath: ChargePath, RefundPath: RefundPath, CapturePath: CapturePath,
+		CancelPath: CancelPath, OpLookup: true}
 	if srv.replayHeader != "" {
 		provider.ReplayHeaders = []string{srv.replayHeader}
 	}
@@ -94,9 +97,10 @@ func NewClient(t testing.TB, srv *Server, opts ...ClientOption) *idempay.Client 
 // ends, for the charges still running: longer than FastRetry's budget.
 const CloseTimeout = 15 * time.Second
 
-// checkAtEnd fails t at its end if srv charged any intent twice. The check
-// is registered once per test and server, so that a test with several
-// clients reports a duplicate once.
+// checkAtEnd fails t at its end if srv moved money wrong (CheckMoney: an
+// intent charged twice, a refund made twice, ...). The check is registered
+// once per test and server, so that a test with several clients reports a
+// duplicate once.
 func (s *Server) checkAtEnd(t testing.TB) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -109,7 +113,7 @@ func (s *Server) checkAtEnd(t testing.TB) {
 	s.checked[t] = true
 	t.Cleanup(func() {
 		t.Helper()
-		if err := s.CheckNoDuplicates(); err != nil {
+		if err := s.checkEnd(); err != nil {
 			t.Errorf("%v", err)
 		}
 		s.mu.Lock()

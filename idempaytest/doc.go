@@ -7,8 +7,9 @@
 //
 //   - Server: a payment provider on a loopback port, speaking the own-API
 //     contract that idempay.OwnAPI speaks by default, with real
-//     idempotency, scripted and random faults, declines (DeclineToken) and
-//     a ledger of charges. NewClient gives an idempay.Client wired to it
+//     idempotency, scripted and random faults, declines (DeclineToken),
+//     refunds, captures and cancels (RefundPath, CapturePath, CancelPath),
+//     and the books of the money it moved (Ledger, CheckMoney). NewClient gives an idempay.Client wired to it
 //     with an in-memory store and fast retries. Use it to test the code
 //     around a real Client: what it does with each outcome, that it
 //     resumes unknown charges, that it never charges twice (NewClient
@@ -54,6 +55,17 @@
 //
 // The Server cannot answer a pending charge; script one with FakeCharger's
 // Pending, or answer it with PendingResponder.
+//
+// # Fakes of the providers
+//
+// The same kind of server for each provider idempay speaks to, with its
+// real wire format, one package each so that a test compiles only the ones
+// it uses: idempaytest/stripetest, idempaytest/omisetest and
+// idempaytest/twoc2ptest. They share idempaytest/fakes: the Fault values
+// and Rates, a Clock that moves only when told, and the Ledger whose Check
+// (each server's CheckMoney) proves no intent was charged twice, no refund
+// made twice, nothing refunded beyond what was charged. Give a server
+// WithTest(t) and the check runs when the test ends.
 //
 // For webhook handlers, SignStripeWebhook and SignOmiseWebhook return the
 // headers a provider would send with a body, signed with your test secret.

@@ -5,19 +5,19 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idempay/idempay/internal/refserver"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // DuplicateChargeError is returned by Server.CheckNoDuplicates when some
 // intent was charged more than once: the double charge idempay exists to
 // prevent.
 type DuplicateChargeError struct {
-	Duplicates []Duplicate
+	Duplicates []Duplicate // one per intent charged more than once
 }
 
 // Duplicate is one intent charged more than once.
 type Duplicate struct {
-	IntentID  string
+	IntentID  string   // the intent charged more than once
 	Keys      []string // the key of each charge, oldest first
 	ChargeIDs []string // the server's ID of each charge, oldest first
 }
@@ -38,21 +38,21 @@ func (e *DuplicateChargeError) Error() string {
 }
 
 // CheckNoDuplicates returns a *DuplicateChargeError if the server charged
-// any intent more than once, and nil otherwise.
+// any intent more than once, and nil otherwise. CheckMoney checks refunds,
+// captures and cancels too.
 func (s *Server) CheckNoDuplicates() error {
-	err := s.api.Ledger().Check()
-	var dup *refserver.DuplicateChargeError
-	if !errors.As(err, &dup) {
-		return err // nil: the ledger returns nothing else
+	var me *fakes.MoneyError
+	if !errors.As(s.api.Ledger().Check(), &me) {
+		return nil
 	}
 	out := &DuplicateChargeError{}
-	for _, d := range dup.Duplicates {
-		x := Duplicate{IntentID: d[0].Intent}
-		for _, c := range d {
-			x.Keys = append(x.Keys, c.Key)
-			x.ChargeIDs = append(x.ChargeIDs, c.ID)
+	for _, v := range me.Violations {
+		if v.Kind == fakes.ChargedTwice {
+			out.Duplicates = append(out.Duplicates, Duplicate{IntentID: v.Intent, Keys: v.Keys, ChargeIDs: v.IDs})
 		}
-		out.Duplicates = append(out.Duplicates, x)
+	}
+	if out.Duplicates == nil {
+		return nil
 	}
 	return out
 }

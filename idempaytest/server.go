@@ -61,6 +61,9 @@ func NewServer(opts ...Option) *Server {
 	replay := cmp.Or(o.replayHeader, ReplayHeader)
 	cfg := refserver.Config{
 		Path:              ChargePath,
+		RefundPath:        RefundPath,
+		CapturePath:       CapturePath,
+		CancelPath:        CancelPath,
 		ReplayHeader:      replay,
 		Lease:             o.lease,
 		StoreServerErrors: o.storeErrors,
@@ -85,7 +88,9 @@ func (s *Server) Client() *http.Client { return s.ts.Client() }
 func (s *Server) Close() { s.ts.Close() }
 
 // Fail scripts the faults of the next charge requests for intentID (the
-// own-API body's order_id), one fault per request; None lets one through.
+// own-API body's order_id), or of the refund, capture or cancel requests
+// for an operation ID (refund_id, capture_id, cancel_id), one fault per
+// request; None lets one through.
 // Calls add to the script. A scripted fault is spent by the request it was
 // meant for even when it cannot apply (Mid on a replay), so a script
 // always describes consecutive requests.

@@ -3,12 +3,12 @@ package idempaytest_test
 import (
 	"context"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/refserver"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
@@ -338,25 +338,8 @@ func intents(n int) []string {
 	return ids
 }
 
-// clock is a manual clock for WithClock.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock is a manual clock for WithClock.
+func newClock() *fakes.Clock { return fakes.NewClock(time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)) }
 
 // The zero Server is not usable: it must come from NewServer. The zero
 // FakeCharger is (every FakeCharger test starts from one).

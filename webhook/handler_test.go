@@ -16,6 +16,7 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/webhook"
 	"github.com/stretchr/testify/require"
@@ -42,7 +43,7 @@ type hooked struct {
 type fixture struct {
 	h     *webhook.Handler
 	store *countingStore
-	clk   *fakeClock
+	clk   *fakes.Clock
 	mu    sync.Mutex
 	hooks []hooked
 }

@@ -3,12 +3,12 @@ package webhook_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/webhook"
 	"github.com/stretchr/testify/require"
@@ -24,25 +24,8 @@ const (
 	omiseRotated  idempay.Secret = "aWRlbXBheSBvbWlzZSByb3RhdGVkIGtleSAzMiBiISE="
 )
 
-// fakeClock is a clock tests move by hand; safe for concurrent use.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{now: epoch} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock is a clock the test moves by hand, reading epoch.
+func newClock() *fakes.Clock { return fakes.NewClock(epoch) }
 
 // flakyStore is a KeyStore whose Resolve fails while failResolve is set:
 // what a process sees when the store goes away between the handler and the
@@ -62,7 +45,7 @@ func (s *flakyStore) Resolve(ctx context.Context, res idempay.Resolution) error 
 }
 
 // newDeduper is a Deduper on store with the test clock and a short lease.
-func newDeduper(t *testing.T, store idempay.KeyStore, clk *fakeClock, opts ...webhook.DeduperOption) *webhook.Deduper {
+func newDeduper(t *testing.T, store idempay.KeyStore, clk *fakes.Clock, opts ...webhook.DeduperOption) *webhook.Deduper {
 	t.Helper()
 	if store == nil {
 		store = memstore.New(memstore.WithClock(clk.Now))

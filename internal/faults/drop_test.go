@@ -5,7 +5,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 )
 
 // A dropped request reaches the client as an error, never as an answer.
@@ -19,14 +18,5 @@ func TestDrop(t *testing.T) {
 			t.Errorf("reset %v: got an answer %d", reset, resp.StatusCode)
 		}
 		srv.Close()
-	}
-}
-
-func TestClock(t *testing.T) {
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := NewClock(start)
-	c.Advance(time.Hour)
-	if got := c.Now(); !got.Equal(start.Add(time.Hour)) {
-		t.Fatalf("Now() = %v", got)
 	}
 }

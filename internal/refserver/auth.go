@@ -4,6 +4,8 @@ import (
 	"crypto/subtle"
 	"net/http"
 	"strings"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // MerchantHeader names the header that selects a merchant (a sub-account
@@ -54,8 +56,13 @@ func bearer(h string) (string, bool) {
 	return cred, cred != ""
 }
 
-func (s *Server) unauthorized(w http.ResponseWriter) {
+// unauthorized answers 401, counted by g when it is not nil.
+func (s *Server) unauthorized(w http.ResponseWriter, g *faults.Gate, id string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="refserver"`)
-	writeJSON(w, http.StatusUnauthorized, (&apiError{Type: typeAuth, Code: "unauthorized",
-		Message: "a valid bearer secret is required"}).body())
+	e := &apiError{Type: typeAuth, Code: "unauthorized", Message: "a valid bearer secret is required"}
+	if g != nil {
+		s.fail(w, g, id, http.StatusUnauthorized, e)
+		return
+	}
+	writeJSON(w, http.StatusUnauthorized, e.body())
 }

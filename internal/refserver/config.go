@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // Defaults applied by New to zero fields of Config.
@@ -17,8 +20,8 @@ const (
 	DefaultKeyHeader    = "Idempotency-Key"
 	DefaultReplayHeader = "Idempotency-Replayed"
 	DefaultMaxKeyLength = 255
-	DefaultLease        = 2 * time.Second
-	DefaultRetention    = 24 * time.Hour
+	DefaultLease        = faults.DefaultLease     // 2 s, as every fake's
+	DefaultRetention    = faults.DefaultRetention // 24 h, as every fake's
 )
 
 // Config configures a Server. The zero value serves the article's contract
@@ -121,7 +124,7 @@ func (c Config) Validate() error {
 	if c.MaxKeyLength < 0 {
 		return errors.New("refserver: negative MaxKeyLength")
 	}
-	if c.Lease < 0 || c.Retention < 0 || c.Latency < 0 || c.RetryAfter < 0 {
+	if (fakes.Settings{Lease: c.Lease, Retention: c.Retention, RetryAfter: c.RetryAfter}).Validate() != nil || c.Latency < 0 {
 		return errors.New("refserver: negative duration")
 	}
 	d := c.withPaths()
@@ -146,15 +149,8 @@ func (c Config) withDefaults() Config {
 	if c.MaxKeyLength == 0 {
 		c.MaxKeyLength = DefaultMaxKeyLength
 	}
-	if c.Lease == 0 {
-		c.Lease = DefaultLease
-	}
-	if c.Retention == 0 {
-		c.Retention = DefaultRetention
-	}
-	if c.Now == nil {
-		c.Now = time.Now
-	}
+	d := faults.Settings{Settings: fakes.Settings{Lease: c.Lease, Retention: c.Retention, Clock: c.Now}}.WithDefaults()
+	c.Lease, c.Retention, c.Now = d.Lease, d.Retention, d.Clock
 	auth := make(map[string]string, len(c.Auth))
 	for secret, merchant := range c.Auth {
 		auth[secret] = merchant

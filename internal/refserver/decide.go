@@ -3,30 +3,32 @@ package refserver
 import (
 	"net/http"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
 )
 
-// decideOp decides an operation the way a provider does, from the
-// intent's charge and the operations made of it: the answer to store, and
-// the operation to record with it (nil for a refusal). s.ops.mu is held.
-// With Config.Lenient, every check but the charge's existence is skipped.
-func (s *Server) decideOp(a opAttempt) (faults.Stored, *Op) {
-	c, ok := s.ops.charge(a.merchant, a.req.OrderID)
+// decideOp decides an operation the way a provider does, from where the
+// intent's charge stands in the books (found false when there is none):
+// the answer to store, and the operation to record with it (nil for a
+// refusal). The books' decision lock is held. With Config.Lenient, every
+// check but the charge's existence is skipped.
+func (s *Server) decideOp(a opAttempt, b fakes.Balance, found bool) (faults.Stored, *Op) {
+	c := b.Charge
 	switch {
-	case !ok:
+	case !found:
 		return refusal(invalidParam("order_id", "no charge for this order")), nil
-	case a.req.ChargeID != "" && a.req.ChargeID != c.id:
+	case a.req.ChargeID != "" && a.req.ChargeID != c.ID:
 		return refusal(invalidParam("charge_id", "charge_id is not the order's charge")), nil
 	}
 	amount := a.req.Amount
 	if a.t == opCancel || (a.t == opCapture && amount == 0) {
-		amount = c.amount
+		amount = c.Amount
 	}
-	if p := s.problem(a, c, amount); p != nil && !s.cfg.Lenient {
+	if p := refusalOf(b.Problem(a.t.typ, amount)); p != nil && !s.cfg.Lenient {
 		return refusal(p), nil
 	}
-	op := &Op{Type: a.t.name, ID: c.id, OpID: a.req.id(a.t), ChargeID: c.id, Merchant: a.merchant,
-		Intent: a.req.OrderID, Key: a.key, Amount: amount, Currency: "JPY", Time: s.now()}
+	op := &Op{Type: a.t.typ, ID: c.ID, OpID: a.req.id(a.t), ChargeID: c.ID, Merchant: a.merchant,
+		Intent: a.req.OrderID, Key: a.key, Amount: amount, Currency: "JPY", Status: fakes.OpSucceeded, Time: s.now()}
 	status := http.StatusOK
 	if a.t == opRefund {
 		op.ID, status = newID("re_"), http.StatusCreated
@@ -34,27 +36,23 @@ func (s *Server) decideOp(a opAttempt) (faults.Stored, *Op) {
 	return faults.Stored{Status: status, Body: mustJSON(opResultOf(a.t, *op))}, op
 }
 
-// problem is what a provider would refuse in the operation, or nil.
-func (s *Server) problem(a opAttempt, c chargeState, amount int64) *apiError {
-	refunded, captured, captures, cancels := s.ops.state(a.merchant, a.req.OrderID)
-	if !c.authorized {
-		captured = c.amount
-	}
+// refusalOf is the error a provider answers a problem with, or nil.
+func refusalOf(p fakes.Problem) *apiError {
 	unexpected := func(msg string) *apiError {
 		return &apiError{Type: typeInvalid, Code: "payment_intent_unexpected_state", Message: msg}
 	}
-	switch {
-	case a.t == opRefund && c.authorized && cancels > 0:
+	switch p {
+	case fakes.Cancelled:
 		return unexpected("the authorisation was cancelled")
-	case a.t == opRefund && c.authorized && captures == 0:
+	case fakes.NotCaptured:
 		return unexpected("the charge was not captured")
-	case a.t == opRefund && refunded+amount > captured:
+	case fakes.RefundExceeds:
 		return invalidParam("amount", "amount is more than is left to refund")
-	case a.t != opRefund && !c.authorized:
+	case fakes.NotAuthorization:
 		return unexpected("the charge is not an authorisation")
-	case a.t != opRefund && (captures > 0 || cancels > 0):
+	case fakes.AuthorizationClosed:
 		return unexpected("the authorisation was captured or cancelled")
-	case a.t == opCapture && amount > c.amount:
+	case fakes.CaptureExceeds:
 		return invalidParam("amount", "amount is more than was authorised")
 	}
 	return nil

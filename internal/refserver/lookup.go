@@ -8,10 +8,10 @@ import "net/http"
 // &idempotency_key=K it answers only a charge made under K.
 // It reads the ledger, not the key store, so it works after retention.
 func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
-	s.stats.lookup()
+	s.lookups.Add(1)
 	merchant, ok := s.merchant(r)
 	if !ok {
-		s.unauthorized(w)
+		s.unauthorized(w, nil, "")
 		return
 	}
 	orderID := r.URL.Query().Get("order_id")

@@ -3,18 +3,21 @@ package refserver
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // opType is one of the operations the server serves beyond the charge.
 type opType struct {
-	name    string // "refund", "capture", "cancel"
-	idField string // the body member and lookup parameter naming it
+	name    string       // "refund", "capture", "cancel"
+	idField string       // the body member and lookup parameter naming it
+	typ     fakes.OpType // as the books record it
 }
 
 var (
-	opRefund  = opType{"refund", "refund_id"}
-	opCapture = opType{"capture", "capture_id"}
-	opCancel  = opType{"cancel", "cancel_id"}
+	opRefund  = opType{"refund", "refund_id", fakes.OpRefund}
+	opCapture = opType{"capture", "capture_id", fakes.OpCapture}
+	opCancel  = opType{"cancel", "cancel_id", fakes.OpCancel}
 )
 
 // opRequest is the body of POST RefundPath, CapturePath or CancelPath:

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // TestRetentionExpiry: within the window a resend is replayed; once the
@@ -33,9 +35,9 @@ func TestRetentionExpiry(t *testing.T) {
 			t.Fatalf("retention %v: key still remembered after the window", window)
 		}
 		mustCharges(t, s, 2)
-		var dup *DuplicateChargeError
-		if err := s.Ledger().Check(); !errors.As(err, &dup) || len(dup.Duplicates) != 1 ||
-			dup.Duplicates[0][0].Intent != "ord_1" || len(dup.Duplicates[0]) != 2 {
+		var dup *fakes.MoneyError
+		if err := s.Ledger().Check(); !errors.As(err, &dup) || len(dup.Violations) != 1 ||
+			dup.Violations[0].Intent != "ord_1" || len(dup.Violations[0].IDs) != 2 {
 			t.Errorf("Check() = %v", err)
 		}
 		// The lookup still settles the order, from the ledger.

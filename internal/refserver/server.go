@@ -2,8 +2,10 @@ package refserver
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/internal/faults"
 )
 
@@ -11,12 +13,15 @@ import (
 // httptest.NewServer, or use Start. All its methods are safe for
 // concurrent use.
 type Server struct {
-	cfg    Config
-	ledger *Ledger
-	ops    *OpLedger
-	keys   *faults.KeyTable
-	faults *faults.Injector
-	stats  *counters
+	cfg     Config
+	ledger  *Ledger
+	ops     *OpLedger
+	keys    *faults.KeyTable
+	faults  *fakes.Script // one script and one draw for charges and operations
+	charges *faults.Gate  // charge requests
+	opGate  *faults.Gate  // refund, capture and cancel requests
+
+	reclaims, lookups, opLookups atomic.Int64
 }
 
 // New returns a Server configured by cfg, with defaults for zero fields.
@@ -27,43 +32,62 @@ func New(cfg Config) *Server {
 		panic(err)
 	}
 	cfg = cfg.withDefaults()
-	return &Server{
+	ledger := &Ledger{}
+	s := &Server{
 		cfg:    cfg,
-		ledger: &Ledger{},
-		ops:    newOpLedger(),
+		ledger: ledger,
+		ops:    &OpLedger{ledger},
 		keys:   faults.NewKeyTable(cfg.Lease, cfg.Retention),
-		faults: faults.NewInjector(cfg.Faults, cfg.Seed),
-		stats:  newCounters(),
+		faults: fakes.NewScript(cfg.Faults, cfg.Seed),
+	}
+	s.charges, s.opGate = s.gate(), s.gate()
+	return s
+}
+
+// gate is how a request starts and ends here: the one injector, its own
+// counts, the server's replay header and 503.
+func (s *Server) gate() *faults.Gate {
+	return &faults.Gate{Faults: s.faults, Traffic: faults.NewCounter(), Reset: s.cfg.DropWithReset,
+		RetryAfter: s.cfg.RetryAfter,
+		Unavailable: func(w http.ResponseWriter) {
+			writeJSON(w, http.StatusServiceUnavailable, (&apiError{Type: typeAPI, Code: "service_unavailable",
+				Message: "try again later"}).body())
+		},
+		Mark: func(h http.Header, _ int, replayed bool) {
+			if replayed {
+				h.Set(s.cfg.ReplayHeader, "true")
+			}
+		},
 	}
 }
 
-// Ledger returns the server's record of real charges.
+// Ledger returns the server's books: charges, refunds, captures, cancels.
 func (s *Server) Ledger() *Ledger { return s.ledger }
 
-// Ops returns the server's record of refunds, captures and cancels.
+// Ops reads the refunds, captures and cancels in the server's books.
 func (s *Server) Ops() *OpLedger { return s.ops }
 
 // Stats returns a snapshot of the server's counters.
-func (s *Server) Stats() Stats { return s.stats.snapshot() }
+func (s *Server) Stats() Stats { return s.snapshot() }
 
 // SetFaults replaces the random fault rates, for example to let a chaos
 // test settle with faults turned off. Scripted faults are not affected.
-func (s *Server) SetFaults(r FaultRates) error { return s.faults.SetRates(r) }
+func (s *Server) SetFaults(r FaultRates) error { return s.faults.SetFaultRates(r) }
 
 // InjectKey scripts the faults of the next requests carrying key, one
 // per request (NoFault lets one through). Key scripts take precedence
 // over order scripts, which take precedence over InjectNext.
-func (s *Server) InjectKey(key string, faults ...Fault) { s.faults.ScriptKey(key, faults...) }
+func (s *Server) InjectKey(key string, faults ...Fault) { s.faults.FailKey(key, faults...) }
 
 // InjectOrder scripts the faults of the next requests for orderID, for
 // tests that know the order but not the key the client chose.
 func (s *Server) InjectOrder(orderID string, faults ...Fault) {
-	s.faults.ScriptIntent(orderID, faults...)
+	s.faults.Fail(orderID, faults...)
 }
 
 // InjectNext scripts the faults of the next charge requests, whatever
 // their key or order.
-func (s *Server) InjectNext(faults ...Fault) { s.faults.ScriptNext(faults...) }
+func (s *Server) InjectNext(faults ...Fault) { s.faults.FailNext(faults...) }
 
 // ServeHTTP serves charges (POST) and lookups (GET) on Config.Path, and
 // refunds, captures and cancels and their lookups on their own paths.

@@ -1,11 +1,5 @@
 package refserver
 
-import (
-	"maps"
-	"slices"
-	"sync"
-)
-
 // Stats counts what the server saw and did with charge requests. Keys and
 // order IDs are counted across tenants.
 type Stats struct {
@@ -48,88 +42,17 @@ type OpStats struct {
 	Lookups  int                 // lookup requests (GET)
 }
 
-// counters accumulates Stats under a lock.
-type counters struct {
-	mu sync.Mutex
-	s  Stats
-}
-
-func newCounters() *counters {
-	return &counters{s: Stats{
-		ByKey:       map[string]int{},
-		ByOrder:     map[string]int{},
-		KeysByOrder: map[string][]string{},
-		Faults:      map[Fault]int{},
-		Statuses:    map[int]int{},
-		Ops:         OpStats{ByID: map[string]int{}, KeysByID: map[string][]string{}},
-	}}
-}
-
-func (c *counters) update(f func(*Stats)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	f(&c.s)
-}
-
-// arrive counts one charge request; empty key or order are not counted.
-func (c *counters) arrive(key, orderID string) {
-	c.update(func(s *Stats) {
-		s.Requests++
-		if key != "" {
-			s.ByKey[key]++
-		}
-		if orderID == "" {
-			return
-		}
-		s.ByOrder[orderID]++
-		if key != "" && !slices.Contains(s.KeysByOrder[orderID], key) {
-			s.KeysByOrder[orderID] = append(s.KeysByOrder[orderID], key)
-		}
-	})
-}
-
-// arriveOp counts one operation request; empty key or ID are not counted.
-func (c *counters) arriveOp(key, opID string) {
-	c.update(func(s *Stats) {
-		s.Ops.Requests++
-		if opID == "" {
-			return
-		}
-		s.Ops.ByID[opID]++
-		if key != "" && !slices.Contains(s.Ops.KeysByID[opID], key) {
-			s.Ops.KeysByID[opID] = append(s.Ops.KeysByID[opID], key)
-		}
-	})
-}
-
-func (c *counters) opReplay() { c.update(func(s *Stats) { s.Ops.Replays++ }) }
-func (c *counters) opLookup() { c.update(func(s *Stats) { s.Ops.Lookups++ }) }
-
-func (c *counters) fault(f Fault)   { c.update(func(s *Stats) { s.Faults[f]++ }) }
-func (c *counters) status(code int) { c.update(func(s *Stats) { s.Statuses[code]++ }) }
-func (c *counters) replay()         { c.update(func(s *Stats) { s.Replays++ }) }
-func (c *counters) reclaim()        { c.update(func(s *Stats) { s.Reclaims++ }) }
-func (c *counters) lookup()         { c.update(func(s *Stats) { s.Lookups++ }) }
-
-// snapshot returns a deep copy, which the caller may keep and modify.
-func (c *counters) snapshot() Stats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s := c.s
-	s.ByKey = maps.Clone(c.s.ByKey)
-	s.ByOrder = maps.Clone(c.s.ByOrder)
-	s.Faults = maps.Clone(c.s.Faults)
-	s.Statuses = maps.Clone(c.s.Statuses)
-	s.KeysByOrder = cloneKeys(c.s.KeysByOrder)
-	s.Ops.ByID = maps.Clone(c.s.Ops.ByID)
-	s.Ops.KeysByID = cloneKeys(c.s.Ops.KeysByID)
-	return s
-}
-
-func cloneKeys(m map[string][]string) map[string][]string {
-	out := make(map[string][]string, len(m))
-	for id, keys := range m {
-		out[id] = slices.Clone(keys)
+// snapshot gathers the counts of both gates, as copies the caller may keep.
+func (s *Server) snapshot() Stats {
+	ch, op := s.charges.Traffic.Snapshot(), s.opGate.Traffic.Snapshot()
+	for f, n := range op.Faults {
+		ch.Faults[f] += n
 	}
-	return out
+	for code, n := range op.Statuses {
+		ch.Statuses[code] += n
+	}
+	return Stats{Requests: ch.Requests, ByKey: ch.ByKey, ByOrder: ch.ByID, KeysByOrder: ch.Keys, Replays: ch.Replays,
+		Reclaims: int(s.reclaims.Load()), Faults: ch.Faults, Statuses: ch.Statuses, Lookups: int(s.lookups.Load()),
+		Ops: OpStats{Requests: op.Requests, ByID: op.ByID, KeysByID: op.Keys, Replays: op.Replays,
+			Lookups: int(s.opLookups.Load())}}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/keystore/filestore"
 )
 
@@ -15,7 +16,7 @@ import (
 
 func TestReserveInsertsOnTheStoreClock(t *testing.T) {
 	s, c := openClocked(t)
-	c.Add(1500 * time.Nanosecond) // kept to the microsecond
+	c.Advance(1500 * time.Nanosecond) // kept to the microsecond
 	res := mustReserve(t, s, req("ns", "a", "k", "o"))
 	now := t0.Add(time.Microsecond)
 	r := res.Record
@@ -42,19 +43,19 @@ func TestReserveClaims(t *testing.T) {
 		t.Errorf("Reserve by another owner while leased = %+v; want neither claimed nor created", res)
 	}
 	// Renewal by the holder: claimed, and still created (its key).
-	c.Add(10 * time.Second)
+	c.Advance(10 * time.Second)
 	renew := mustReserve(t, s, req("ns", "a", "k", "o1"))
 	if !renew.Claimed || !renew.Created || !renew.Record.LeaseUntil.Equal(t0.Add(70*time.Second)) || !renew.Record.UpdatedAt.Equal(t0.Add(10*time.Second)) {
 		t.Errorf("renewal = %+v; want claimed, created, lease to t0+70s", renew)
 	}
 	// Free from LeaseUntil on.
-	c.Add(60 * time.Second)
+	c.Advance(60 * time.Second)
 	res := mustReserve(t, s, other)
 	if !res.Claimed || res.Created || res.Record.LeaseOwner != "o2" || res.Record.Key != first.Record.Key {
 		t.Errorf("Reserve at LeaseUntil = %+v; want claimed with the stored key, not created", res)
 	}
 	// Another fingerprint never claims, even with the lease over.
-	c.Add(time.Hour)
+	c.Advance(time.Hour)
 	fp := other
 	fp.Fingerprint = "other"
 	if res := mustReserve(t, s, fp); res.Claimed || res.Record.Fingerprint != "fp" {
@@ -70,13 +71,13 @@ func TestReserveClaims(t *testing.T) {
 func TestReserveBeginsAnAttemptOverAFailedOne(t *testing.T) {
 	s, c := openClocked(t)
 	first := mustReserve(t, s, req("ns", "a", "k1", "o")).Record
-	c.Add(time.Minute)
+	c.Advance(time.Minute)
 	res := closeWith(first, idempay.StateFailed)
 	res.ProviderRef, res.Result = "ch_1", []byte("declined")
 	mustResolve(t, s, res)
 	failed, _ := s.Load(t.Context(), "ns", "a")
 
-	c.Add(time.Minute)
+	c.Advance(time.Minute)
 	again := req("ns", "a", "k1-again", "o")
 	if got := mustReserve(t, s, again); got.Claimed { // attempt 1 again: the failed record stands
 		t.Errorf("Reserve of attempt 1 over a failed attempt 1 = %+v; want nothing changed", got)
@@ -102,7 +103,7 @@ func TestReserveBeginsAnAttemptOverAFailedOne(t *testing.T) {
 		t.Errorf("History = %+v; want the failed attempt %+v", r.History, failed.Past())
 	}
 	// The record moved from the closed index to the open one.
-	c.Add(365 * 24 * time.Hour)
+	c.Advance(365 * 24 * time.Hour)
 	if n, err := s.Expire(t.Context(), time.Hour); err != nil || n != 0 {
 		t.Errorf("Expire = %d, %v; want the open second attempt kept", n, err)
 	}
@@ -114,7 +115,7 @@ func TestReserveBeginsAnAttemptOverAFailedOne(t *testing.T) {
 func TestResolveStampsTheStoreClock(t *testing.T) {
 	s, c := openClocked(t)
 	r := mustReserve(t, s, req("ns", "a", "k", "o")).Record
-	c.Add(time.Second)
+	c.Advance(time.Second)
 	rel := closeWith(r, idempay.StatePending)
 	rel.LeaseOwner, rel.ProviderRef = "o", "pi_1"
 	mustResolve(t, s, rel)
@@ -122,7 +123,7 @@ func TestResolveStampsTheStoreClock(t *testing.T) {
 	if got.State != idempay.StatePending || !got.UpdatedAt.Equal(t0.Add(time.Second)) || !got.ClosedAt.IsZero() || got.LeaseOwner != "" || !got.LeaseUntil.IsZero() {
 		t.Errorf("after a pending release: %+v; want pending, updated t0+1s, not closed, no lease", got)
 	}
-	c.Add(time.Second)
+	c.Advance(time.Second)
 	done := closeWith(r, idempay.StateSucceeded)
 	done.Durable = true
 	mustResolve(t, s, done)
@@ -172,7 +173,7 @@ func TestListOpenPages(t *testing.T) {
 			mustReserve(t, s, req("ns", id, "k", "o"))
 		}
 		want = append(want, fmt.Sprintf("a-%d", i), fmt.Sprintf("b-%d", i), fmt.Sprintf("c-%d", i))
-		c.Add(time.Microsecond)
+		c.Advance(time.Microsecond)
 	}
 	mustReserve(t, s, req("ns2", "z", "k", "o"))
 	page, err := s.ListOpen(t.Context(), "ns", idempay.Cursor{}, 4)
@@ -221,13 +222,13 @@ func TestExpireJudgesClosedAt(t *testing.T) {
 	s, c := openClocked(t)
 	ctx := t.Context()
 	r := mustReserve(t, s, req("ns", "late", "k", "o")).Record
-	c.Add(30 * 24 * time.Hour) // unknown for a month
+	c.Advance(30 * 24 * time.Hour) // unknown for a month
 	mustResolve(t, s, closeWith(r, idempay.StateSucceeded))
-	c.Add(6 * 24 * time.Hour)
+	c.Advance(6 * 24 * time.Hour)
 	if n, err := s.Expire(ctx, 7*24*time.Hour); err != nil || n != 0 {
 		t.Errorf("Expire 6 days after closing = %d, %v; want 0", n, err)
 	}
-	c.Add(24*time.Hour + time.Microsecond)
+	c.Advance(24*time.Hour + time.Microsecond)
 	if n, err := s.Expire(ctx, 7*24*time.Hour); err != nil || n != 1 {
 		t.Errorf("Expire 7 days after closing = %d, %v; want 1", n, err)
 	}
@@ -269,7 +270,7 @@ func TestHistorySurvivesReopen(t *testing.T) {
 // restart cannot lengthen a lease or shorten an age.
 func TestStoreClockNeverGoesBack(t *testing.T) {
 	path := t.TempDir() + "/keys.db"
-	ahead := &clock{now: time.Now().Add(48 * time.Hour).UTC().Truncate(time.Microsecond)}
+	ahead := fakes.NewClock(time.Now().Add(48 * time.Hour).UTC().Truncate(time.Microsecond))
 	s := reopen(t, path, ahead)
 	mustReserve(t, s, req("ns", "a", "k", "o"))
 	s.Close()
@@ -279,8 +280,8 @@ func TestStoreClockNeverGoesBack(t *testing.T) {
 	}
 	defer s.Close()
 	res := mustReserve(t, s, req("ns", "b", "k", "o"))
-	if res.Now.Before(ahead.now) {
-		t.Errorf("store clock after reopen = %v; want no earlier than the file's latest instant %v", res.Now, ahead.now)
+	if res.Now.Before(ahead.Now()) {
+		t.Errorf("store clock after reopen = %v; want no earlier than the file's latest instant %v", res.Now, ahead.Now())
 	}
 	if got := mustReserve(t, s, req("ns", "b", "k", "o")); got.Now.Before(res.Now) {
 		t.Errorf("store clock went back from %v to %v", res.Now, got.Now)

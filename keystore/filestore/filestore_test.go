@@ -211,15 +211,15 @@ func TestSweep(t *testing.T) {
 	for _, id := range []string{"old-done", "old-open", "settled-late"} {
 		mustReserve(t, s, req("ns", id, "k-"+id, "o"))
 	}
-	c.Add(time.Hour)
+	c.Advance(time.Hour)
 	mustResolve(t, s, idempay.Resolution{Namespace: "ns", IntentID: "old-done", Key: "k-old-done", State: idempay.StateFailed})
 	// Unknown for three weeks, then settled: it must answer replays
 	// for the whole retention from now.
-	c.Add(21 * 24 * time.Hour)
+	c.Advance(21 * 24 * time.Hour)
 	mustResolve(t, s, idempay.Resolution{Namespace: "ns", IntentID: "settled-late", Key: "k-settled-late", State: idempay.StateSucceeded})
 	s.Close()
 
-	c.Add(time.Hour)
+	c.Advance(time.Hour)
 	sweeps := make(chan int, 100)
 	s, err = filestore.Open(path,
 		filestore.WithClock(c.Now),
@@ -311,7 +311,7 @@ func TestExpireLargeBacklog(t *testing.T) {
 		}
 	}
 	mustReserve(t, s, req("ns", "still-open", "k", "o"))
-	c.Add(time.Hour)
+	c.Advance(time.Hour)
 	got, err := s.Expire(ctx, time.Minute)
 	if err != nil || got != n {
 		t.Errorf("Expire = %d, %v; want %d", got, err, n)

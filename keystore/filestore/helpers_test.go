@@ -2,11 +2,11 @@ package filestore_test
 
 import (
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/keystore/filestore"
 )
 
@@ -27,28 +27,11 @@ func open(t testing.TB, opts ...filestore.Option) *filestore.Store {
 
 var t0 = time.Date(2030, 6, 1, 12, 0, 0, 0, time.UTC)
 
-// clock is a store clock the test moves by hand.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *clock { return &clock{now: t0} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
+// newClock is a store clock the test moves by hand, reading t0.
+func newClock() *fakes.Clock { return fakes.NewClock(t0) }
 
 // openClocked opens a store on a clock of the test's, without the sweep.
-func openClocked(t testing.TB, opts ...filestore.Option) (*filestore.Store, *clock) {
+func openClocked(t testing.TB, opts ...filestore.Option) (*filestore.Store, *fakes.Clock) {
 	t.Helper()
 	c := newClock()
 	return open(t, append([]filestore.Option{filestore.WithClock(c.Now), filestore.WithSweepInterval(0)}, opts...)...), c
@@ -102,7 +85,7 @@ func listAll(t testing.TB, s idempay.KeyStore, ns string, limit int) []idempay.R
 }
 
 // reopen opens the store at path on clock c, without the sweep.
-func reopen(t testing.TB, path string, c *clock) *filestore.Store {
+func reopen(t testing.TB, path string, c *fakes.Clock) *filestore.Store {
 	t.Helper()
 	s, err := filestore.Open(path, filestore.WithClock(c.Now), filestore.WithSweepInterval(0))
 	if err != nil {

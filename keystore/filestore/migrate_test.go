@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/keystore/filestore"
 	bolt "go.etcd.io/bbolt"
 )
@@ -42,7 +43,7 @@ func copyFormat1(t *testing.T) string {
 // that format 1 would have expired by its creation).
 func TestMigrateFormat1(t *testing.T) {
 	path := copyFormat1(t)
-	c := &clock{now: format1Day(20).Add(7*24*time.Hour - time.Hour)}
+	c := fakes.NewClock(format1Day(20).Add(7*24*time.Hour - time.Hour))
 	s := reopen(t, path, c)
 	checkFormat1Records(t, s)
 	if n := s.VoidedLeases(); n != 3 {
@@ -109,7 +110,7 @@ func checkFormat1Records(t *testing.T, s *filestore.Store) {
 // TestFormat1RecordsAreUsable: a migrated file's records take the new
 // contract's operations: a claim, a new attempt over a failed one.
 func TestFormat1RecordsAreUsable(t *testing.T) {
-	path, c := copyFormat1(t), &clock{now: format1Day(25)}
+	path, c := copyFormat1(t), fakes.NewClock(format1Day(25))
 	s := reopen(t, path, c)
 	heir := idempay.ReserveRequest{Namespace: format1A, IntentID: "open-leased", Attempt: 1, Key: "key-new",
 		Fingerprint: "fp-open-leased", Owner: "heir", Lease: time.Minute}

@@ -124,7 +124,7 @@ func TestCloseKeepsLeases(t *testing.T) {
 	if res := mustReserve(t, s, req("ns", "a", "k2", "second")); res.Claimed {
 		t.Errorf("Reserve by another owner after a Close = %+v; want the lease kept", res)
 	}
-	c.Add(time.Minute)
+	c.Advance(time.Minute)
 	if res := mustReserve(t, s, req("ns", "a", "k2", "second")); !res.Claimed {
 		t.Errorf("Reserve by another owner once the lease ran out = %+v; want claimed", res)
 	}

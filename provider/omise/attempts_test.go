@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +17,7 @@ import (
 // a new key, durable before it is sent: two attempts, two keys, one
 // charge. (The fake checks every request's key is in the store first.)
 func TestDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	ctx := context.Background()
 	_, err := f.client.Charge(ctx, thb("o", "tokn_test_decline"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
@@ -29,7 +28,7 @@ func TestDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 	assert.Equal(t, idempay.StateSucceeded, ch.State)
 	assert.Equal(t, 2, ch.Attempt)
 	assert.Equal(t, 1, ch.Attempts)
-	keys := f.srv.Stats().KeysByIntent["o"]
+	keys := f.srv.Stats().Keys["o"]
 	require.Len(t, keys, 2, "two attempts, two keys")
 	assert.Equal(t, ch.Key, keys[1])
 	assert.Equal(t, 2, f.srv.Stats().Requests)
@@ -50,7 +49,7 @@ func TestDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 // is answered by that success from the store, with no request to Omise:
 // no charge, no lookup.
 func TestPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	ctx := context.Background()
 	paid, err := f.client.Charge(ctx, thb("o", "tokn_test_visa"))
 	require.NoError(t, err)
@@ -92,12 +91,12 @@ func TestPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 // card B again: charge 1 is not attempt 2's, and reading its decline as
 // card B's would refuse a customer whose card was never tried.
 func TestGuardLookupIgnoresAnEarlierAttemptsCharge(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	ctx := context.Background()
 	_, err := f.client.Charge(ctx, thb("o", "tokn_test_decline"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
 
-	f.srv.InjectIntent("o", faults.Pre) // card B never reaches Omise the first time
+	f.srv.Fail("o", fakes.Pre) // card B never reaches Omise the first time
 	ch, err := f.client.Charge(ctx, thb("o", "tokn_test_visa"))
 	require.NoError(t, err, "attempt 1's decline is not card B's outcome")
 	assert.Equal(t, 2, ch.Attempt)
@@ -113,15 +112,15 @@ func TestGuardLookupIgnoresAnEarlierAttemptsCharge(t *testing.T) {
 // decline for attempt 2 (which would record as failed a charge that moved
 // money, and let a third card be charged too).
 func TestLookupNeverSettlesAnAttemptWithAnEarlierOnesCharge(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	f := setupOnClock(t, nil, clock.Now)
 	ctx := context.Background()
 	_, err := f.client.Charge(ctx, thb("o", "tokn_test_decline"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
 	clock.Advance(10 * time.Second)
 
 	require.NoError(t, f.srv.SetLookupFailures(1))
-	f.srv.InjectIntent("o", faults.Post) // Omise charges card B; the answer is lost
+	f.srv.Fail("o", fakes.Post) // Omise charges card B; the answer is lost
 	_, err = f.client.Charge(ctx, thb("o", "tokn_test_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	require.Equal(t, 1, f.srv.Ledger().Count("o"), "card B was charged")

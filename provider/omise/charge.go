@@ -22,6 +22,17 @@ type charge struct {
 	FailureMessage string `json:"failure_message"`
 	Paid           bool   `json:"paid"`
 	Captured       bool   `json:"captured"` // the paid of older API versions
+	Reversed       bool   `json:"reversed"`
+	Expired        bool   `json:"expired"`
+	// AuthorizedAmount and CapturedAmount are what a charge made with
+	// capture false holds and what its capture moved (less with a partial
+	// capture: captured_amount 50000 of 100000 in Omise's capture-post
+	// fixture). Older API versions send neither.
+	AuthorizedAmount int64 `json:"authorized_amount"`
+	CapturedAmount   int64 `json:"captured_amount"`
+	// MultiCapture is Omise's multiple partial capture: such a charge may
+	// be captured more than once.
+	MultiCapture bool `json:"multi_capture"`
 	// Metadata is any JSON: other integrations on the same account write
 	// numbers and booleans ("payment_attempt_id": 18). Only string values
 	// can be idempay's tags.
@@ -29,8 +40,12 @@ type charge struct {
 }
 
 // meta returns the metadata value of key if it is a JSON string.
-func (c charge) meta(key string) (string, bool) {
-	raw, ok := c.Metadata[key]
+func (c charge) meta(key string) (string, bool) { return metaString(c.Metadata, key) }
+
+// metaString returns m[key] if it is a JSON string: other integrations
+// write numbers and booleans, which are never idempay's tags.
+func metaString(m map[string]json.RawMessage, key string) (string, bool) {
+	raw, ok := m[key]
 	if !ok {
 		return "", false
 	}
@@ -59,8 +74,12 @@ func parseCharge(body []byte) (c charge, ok bool) {
 
 // StatusAuthorized is the Charge.Status reported for a charge Omise holds
 // as authorised and waiting for capture (status "pending", authorized
-// true, capture false): a success of the authorisation, told apart from a
-// charge waiting for 3-D Secure.
+// true, capture false), told apart from a charge waiting for 3-D Secure:
+// the authorisation the key guards is done, so the charge's record is
+// settled, and the Charge has Authorized set, so that Client.Charge
+// answers it pending with idempay.ErrAuthorized until it is captured
+// (Client.Capture) and failed with idempay.ErrCanceled once it is
+// reversed (Client.Cancel).
 const StatusAuthorized = "authorized"
 
 // verdict says what a charge's status means for the money.
@@ -82,8 +101,10 @@ func (c charge) verdict(v idempay.Verdict) idempay.Verdict {
 		if c.Authorized && c.Capture != nil && !*c.Capture {
 			// The authorisation the key guards is done; capturing is a
 			// separate call. Pending would leave the intent open until
-			// someone captures.
+			// someone captures; Authorized tells the Client that no money
+			// has moved yet.
 			v.Kind, ch.State, ch.Status = idempay.KindSucceeded, idempay.StateSucceeded, StatusAuthorized
+			ch.Authorized = true
 			break
 		}
 		// 3-D Secure or an offsite source: the customer finishes it.

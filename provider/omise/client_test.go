@@ -7,15 +7,15 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/omisetest"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func TestChargeSucceeds(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	req := thb("order-1", "tokn_test_visa")
 	req.Description, req.Metadata = "Order 1", map[string]string{"shop": "bangkok"}
 	ch, err := f.client.Charge(context.Background(), req)
@@ -38,7 +38,7 @@ func TestChargeSucceeds(t *testing.T) {
 
 // A decline is a 200 charge with status failed: a definite failure.
 func TestDeclineIsFailedCharge(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	_, err := f.client.Charge(context.Background(), thb("o", "tokn_test_decline"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
@@ -57,8 +57,8 @@ func TestDeclineIsFailedCharge(t *testing.T) {
 // The answer of a charge that went through is lost: the guard finds the
 // charge by listing, and nothing is resent.
 func TestLostAnswerIsSettledByLookup(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
-	f.srv.InjectIntent("o", faults.Post)
+	f := setup(t, nil)
+	f.srv.Fail("o", fakes.Post)
 	ch, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	require.NoError(t, err)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
@@ -70,10 +70,10 @@ func TestLostAnswerIsSettledByLookup(t *testing.T) {
 // The request was lost before Omise acted: the lookup proves no charge
 // exists, and the same token is resent.
 func TestLostRequestIsResentAfterProof(t *testing.T) {
-	for _, fault := range []faults.Fault{faults.Pre, faults.Mid, faults.Unavailable, faults.Internal} {
+	for _, fault := range []fakes.Fault{fakes.Pre, fakes.Mid, fakes.Unavailable, fakes.Internal} {
 		t.Run(fault.String(), func(t *testing.T) {
-			f := setup(t, fakeomise.Config{})
-			f.srv.InjectIntent("o", fault)
+			f := setup(t, nil)
+			f.srv.Fail("o", fault)
 			ch, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 			require.NoError(t, err)
 			assert.Equal(t, 2, ch.Attempts)
@@ -89,16 +89,16 @@ func TestLostRequestIsResentAfterProof(t *testing.T) {
 // charge; the intent stays unknown, and is settled by lookup later, never
 // by resending.
 func TestUsedTokenAfterLostAnswerIsSettledByLookup(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setupOnClock(t, fakeomise.Config{ListDelay: time.Minute}, clock.Now)
-	f.srv.InjectIntent("o", faults.Post)
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	f := setupOnClock(t, []omisetest.Option{omisetest.WithListDelay(time.Minute)}, clock.Now)
+	f.srv.Fail("o", fakes.Post)
 	_, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown, "used_token is not proof of failure")
 	var apiErr *idempay.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, "used_token", apiErr.Code)
 	assert.Equal(t, 2, f.srv.Stats().Requests, "one resend, allowed by a lookup that found nothing yet")
-	assert.Equal(t, 1, f.srv.Stats().ErrorCodes["used_token"])
+	assert.Equal(t, 1, f.srv.Stats().Codes["used_token"])
 	assert.Equal(t, 1, f.srv.Ledger().Count("o"), "the token prevented a second charge")
 	rec, _ := f.store.Load(context.Background(), f.client.Namespace(), "o")
 	assert.Equal(t, idempay.StateOpen, rec.State)
@@ -115,7 +115,7 @@ func TestUsedTokenAfterLostAnswerIsSettledByLookup(t *testing.T) {
 // is found, and the outcome stays unknown rather than failed, since the
 // token's charge could be this payment made under another record.
 func TestUsedTokenOnNewKeyIsUnknown(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	_, err := f.client.Charge(context.Background(), thb("first", "tokn_test_once"))
 	require.NoError(t, err)
 	_, err = f.client.Charge(context.Background(), thb("second", "tokn_test_once"))
@@ -125,7 +125,7 @@ func TestUsedTokenOnNewKeyIsUnknown(t *testing.T) {
 }
 
 func TestThreeDSecureThenSettle(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	req := thb("3ds", "tokn_test_3ds")
 	req.ReturnURL = "https://shop.example/orders/3ds/complete"
 	ch, err := f.client.Charge(context.Background(), req)
@@ -150,7 +150,7 @@ func TestThreeDSecureThenSettle(t *testing.T) {
 }
 
 func TestThreeDSecureRejected(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	req := thb("3ds", "tokn_test_3ds")
 	req.ReturnURL = "https://shop.example/back"
 	ch, err := f.client.Charge(context.Background(), req)
@@ -162,18 +162,34 @@ func TestThreeDSecureRejected(t *testing.T) {
 	assert.Zero(t, f.srv.Ledger().Count("3ds"))
 }
 
-func TestAuthorisedIsSuccess(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+// A charge made with capture=false is authorised, not paid: Charge answers
+// it pending with ErrAuthorized (the *Charge has Authorized set), the same
+// again from the store, until it is captured; then it answers succeeded
+// with what was captured.
+func TestAuthorisedIsPendingUntilCaptured(t *testing.T) {
+	f := setup(t, nil)
+	ctx := context.Background()
 	req := thb("auth", "tokn_test_visa")
 	req.Extra = map[string]string{omise.ExtraCapture: "false"}
-	ch, err := f.client.Charge(context.Background(), req)
+	for range 2 { // the second answer comes from the store
+		ch, err := f.client.Charge(ctx, req)
+		require.ErrorIs(t, err, idempay.ErrAuthorized)
+		assert.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err), "never shipped as paid")
+		require.NotNil(t, ch)
+		assert.True(t, ch.Authorized)
+		assert.Equal(t, omise.StatusAuthorized, ch.Status)
+	}
+	assert.Equal(t, 1, f.srv.Stats().Requests)
+
+	_, err := f.client.Capture(ctx, idempay.CaptureRequest{CaptureID: "auth-cp", IntentID: "auth", Amount: 100000, Currency: "THB"})
 	require.NoError(t, err)
-	assert.Equal(t, idempay.StateSucceeded, ch.State)
-	assert.Equal(t, omise.StatusAuthorized, ch.Status)
+	ch, err := f.client.Charge(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, int64(100000), ch.Captured)
 }
 
 func TestSourceIsPendingOffsite(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	req := thb("qr", "src_test_promptpay")
 	ch, err := f.client.Charge(context.Background(), req)
 	requirePending(t, ch, err)
@@ -185,9 +201,9 @@ func TestSourceIsPendingOffsite(t *testing.T) {
 // An intent still unknown past the retention window is settled by
 // listing, and its key is never sent again.
 func TestExpiredIntentIsSettledByListNeverResent(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setupOnClock(t, fakeomise.Config{ListDelay: time.Hour}, clock.Now)
-	f.srv.InjectIntent("late", faults.Post) // charged, answer lost, and not listed for an hour
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	f := setupOnClock(t, []omisetest.Option{omisetest.WithListDelay(time.Hour)}, clock.Now)
+	f.srv.Fail("late", fakes.Post) // charged, answer lost, and not listed for an hour
 	ctx := context.Background()
 	_, err := f.client.Charge(ctx, thb("late", "tokn_test_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
@@ -210,7 +226,7 @@ func TestSavedCards(t *testing.T) {
 		assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
 	})
 	t.Run("charged when allowed", func(t *testing.T) {
-		f := setup(t, fakeomise.Config{}, func(cfg *idempay.Config) { cfg.Provider = omise.Provider{SavedCards: true} })
+		f := setup(t, nil, func(cfg *idempay.Config) { cfg.Provider = omise.Provider{SavedCards: true} })
 		req := thb("o", "card_test_1")
 		req.Customer = "cust_test_1"
 		ch, err := f.client.Charge(context.Background(), req)
@@ -218,8 +234,8 @@ func TestSavedCards(t *testing.T) {
 		assert.Equal(t, idempay.StateSucceeded, ch.State)
 	})
 	t.Run("nothing found is no proof", func(t *testing.T) {
-		f := setup(t, fakeomise.Config{}, func(cfg *idempay.Config) { cfg.Provider = omise.Provider{SavedCards: true} })
-		f.srv.InjectIntent("o", faults.Pre)
+		f := setup(t, nil, func(cfg *idempay.Config) { cfg.Provider = omise.Provider{SavedCards: true} })
+		f.srv.Fail("o", fakes.Pre)
 		req := idempay.ChargeRequest{IntentID: "o", Amount: 150000, Currency: "THB", Customer: "cust_test_1"}
 		_, err := f.client.Charge(context.Background(), req)
 		assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
@@ -244,7 +260,7 @@ func TestRefusals(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := setup(t, fakeomise.Config{}, func(cfg *idempay.Config) { cfg.Credentials = tc.secret })
+			f := setup(t, nil, func(cfg *idempay.Config) { cfg.Credentials = tc.secret })
 			_, err := f.client.Charge(context.Background(), thb("o", tc.token))
 			assert.ErrorIs(t, err, tc.sentinel)
 			assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
@@ -259,8 +275,8 @@ func TestRefusals(t *testing.T) {
 // With keys honoured (undocumented), a resend after proof is answered
 // like any other: nothing in the adapter depends on it.
 func TestHonouredKeysChangeNothing(t *testing.T) {
-	f := setup(t, fakeomise.Config{HonourKeys: true})
-	f.srv.InjectIntent("o", faults.Internal)
+	f := setup(t, []omisetest.Option{omisetest.WithIdempotencyKeys()})
+	f.srv.Fail("o", fakes.Internal)
 	ch, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	require.NoError(t, err)
 	assert.Equal(t, 2, ch.Attempts)
@@ -270,8 +286,8 @@ func TestHonouredKeysChangeNothing(t *testing.T) {
 // A lookup that fails proves nothing: the guard stops with the outcome
 // unknown instead of resending.
 func TestFailedLookupNeverAllowsResend(t *testing.T) {
-	f := setup(t, fakeomise.Config{LookupFailures: 1})
-	f.srv.InjectIntent("o", faults.Pre)
+	f := setup(t, []omisetest.Option{omisetest.WithLookupFailures(1)})
+	f.srv.Fail("o", fakes.Pre)
 	_, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	assert.Equal(t, 1, f.srv.Stats().Requests, "not resent")

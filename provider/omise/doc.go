@@ -28,7 +28,9 @@
 // "pending" is pending (3-D Secure or an offsite source: the customer is
 // sent to Charge.AuthorizeURL, and the provider's charge ID is stored with
 // the intent) unless the charge is already authorised and waits for
-// capture, which is a success of the authorisation. Errors are
+// capture (made with capture=false): a settled authorisation, with
+// Charge.Authorized set, which Client.Charge answers pending with
+// idempay.ErrAuthorized until Client.Capture captures it. Errors are
 // {"object": "error", "code", "message"}; used_token means the card token
 // was consumed by some charge, which after an ambiguous attempt is not
 // proof of failure, so it is KindUnknown and the guard looks the charge up.
@@ -51,6 +53,18 @@
 // A saved card (card_ with a customer, or a customer's default card) can
 // be charged again, so such charges are refused unless SavedCards is set,
 // and with SavedCards a lookup that finds nothing is never proof.
+//
+// # Refunds, captures and reverses
+//
+// Provider implements idempay.Refunder, Capturer and Canceller and their
+// finders: POST /charges/{id}/refunds (tagged like charges, with the
+// refund ID in metadata[idempay_op]), /capture (capture_amount) and
+// /reverse, lookup-guarded like charges. A refund is found by reading the
+// charge's refunds for its tags, and only two passes without it
+// (Provider.RefundRecheck apart) prove it absent; a capture or reverse is
+// found by retrieving the charge. No error answer is a definite refusal:
+// the Client makes it a failure only when no earlier request of the
+// operation may have acted. OPERATIONS.md in this directory has the table.
 //
 // # 3-D Secure
 //

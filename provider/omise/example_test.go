@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/omisetest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/omise"
 )
@@ -35,9 +35,10 @@ func newExampleClient(url string) *idempay.Client {
 // sends nothing more: one charge. The caller switches on the four
 // outcomes alone.
 func Example() {
-	srv, url, stop := fakeomise.Start(fakeomise.Config{})
+	srv := omisetest.NewServer()
+	url, stop := srv.URL, srv.Close
 	defer stop()
-	srv.InjectNext(faults.Post) // Omise charges, the answer is lost
+	srv.FailNext(fakes.Post) // Omise charges, the answer is lost
 	client := newExampleClient(url)
 
 	ch, err := client.Charge(context.Background(), idempay.ChargeRequest{
@@ -64,7 +65,8 @@ func Example() {
 // A decline is a charge with status failed, reported as a definite
 // failure with Omise's failure code.
 func Example_decline() {
-	_, url, stop := fakeomise.Start(fakeomise.Config{})
+	srv := omisetest.NewServer()
+	url, stop := srv.URL, srv.Close
 	defer stop()
 	client := newExampleClient(url)
 
@@ -94,7 +96,8 @@ func Example_decline() {
 // order is not paid. The return callback names the charge; IntentOfCharge
 // ties it back to its intent, and Settle records how it ended.
 func Example_threeDSecure() {
-	srv, base, stop := fakeomise.Start(fakeomise.Config{})
+	srv := omisetest.NewServer()
+	base, stop := srv.URL, srv.Close
 	defer stop()
 	client := newExampleClient(base)
 	ctx := context.Background()

@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,8 +22,8 @@ import (
 // The list is paged: an intent's charge is found past the first page, and
 // a list longer than MaxListPages proves nothing.
 func TestFindChargePagesTheList(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	f := setupOnClock(t, nil, clock.Now)
 	ctx := context.Background()
 	for i := range 250 {
 		_, err := f.client.Charge(ctx, thb(fmt.Sprintf("bulk-%03d", i), fmt.Sprintf("tokn_test_%03d", i)))
@@ -63,8 +62,8 @@ func TestFindChargePagesTheList(t *testing.T) {
 // The list starts shortly before the key was reserved: older charges are
 // not read, and clock skew is allowed for.
 func TestFindChargeListWindow(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	f := setupOnClock(t, fakeomise.Config{}, clock.Now)
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	f := setupOnClock(t, nil, clock.Now)
 	ctx := context.Background()
 	ch, err := f.client.Charge(ctx, thb("old", "tokn_test_old"))
 	require.NoError(t, err)
@@ -79,7 +78,7 @@ func TestFindChargeListWindow(t *testing.T) {
 }
 
 func TestFindChargeByReference(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	ctx := context.Background()
 	ch, err := f.client.Charge(ctx, thb("mine", "tokn_test_1"))
 	require.NoError(t, err)
@@ -102,7 +101,7 @@ func TestFindChargeByReference(t *testing.T) {
 }
 
 func TestIntentOfCharge(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	ctx := context.Background()
 	ch, err := f.client.Charge(ctx, thb("order-9", "tokn_test_1"))
 	require.NoError(t, err)

@@ -2,13 +2,13 @@ package omise_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"net/url"
 	"testing"
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakeomise"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/omisetest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/require"
@@ -19,15 +19,21 @@ const secret = "skey_test_idempay"
 // ns is the namespace of the tests' clients.
 const ns = "omise:default"
 
-// startFake serves a fake Omise that checks, on every charge request, that
-// the store already holds the request's key for its intent, and that the
-// request carries the API version.
-func startFake(t *testing.T, store idempay.KeyStore, cfg fakeomise.Config) (*fakeomise.Server, string) {
+// startFake serves a fake Omise that checks, on every charge and refund
+// request, that the store already holds the request's key for its intent
+// or refund, and that the request carries the API version.
+func startFake(t *testing.T, store idempay.KeyStore, opts []omisetest.Option) (*omisetest.Server, string) {
 	t.Helper()
-	cfg.SecretKey = secret
-	cfg.OnRequest = func(info fakeomise.RequestInfo) {
+	srv := omisetest.NewServer(append(opts, omisetest.WithSecretKey(secret), omisetest.WithHook(func(info omisetest.RequestInfo) {
 		namespace := info.Form.Get("metadata[" + omise.NamespaceMetadataKey + "]")
-		if info.Intent == "" || namespace == "" {
+		if info.Op == "refund" && info.OpID != "" && namespace != "" {
+			rec, err := store.Load(context.Background(), namespace+"/refund", info.OpID)
+			if err != nil || rec.Key != info.Key {
+				t.Errorf("fake Omise received refund %s with key %q before the store held it (%q, %v)", info.OpID, info.Key, rec.Key, err)
+			}
+			return
+		}
+		if info.Op != "" || info.Intent == "" || namespace == "" {
 			return // sent by the test itself, not by the client
 		}
 		if v := info.Request.Header.Get("Omise-Version"); v != omise.DefaultVersion {
@@ -37,11 +43,9 @@ func startFake(t *testing.T, store idempay.KeyStore, cfg fakeomise.Config) (*fak
 		if err != nil || rec.Key != info.Key {
 			t.Errorf("fake Omise received %s with key %q before the store held it (%q, %v)", info.Intent, info.Key, rec.Key, err)
 		}
-	}
-	srv := fakeomise.New(cfg)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return srv, ts.URL
+	}))...)
+	t.Cleanup(srv.Close)
+	return srv, srv.URL
 }
 
 func fastRetry() idempay.RetryPolicy {
@@ -61,30 +65,29 @@ func newClient(t *testing.T, url string, store idempay.KeyStore, mods ...func(*i
 }
 
 type fixture struct {
-	srv    *fakeomise.Server
+	srv    *omisetest.Server
 	client *idempay.Client
 	store  idempay.KeyStore
 	target idempay.Target
 }
 
-func setup(t *testing.T, cfg fakeomise.Config, mods ...func(*idempay.Config)) fixture {
+func setup(t *testing.T, opts []omisetest.Option, mods ...func(*idempay.Config)) fixture {
 	t.Helper()
-	return setupStore(t, memstore.New(), cfg, mods...)
+	return setupStore(t, memstore.New(), opts, mods...)
 }
 
 // setupOnClock is setup with the KeyStore and the fake Omise on one clock,
 // which the test moves: every time in a record (the reservation a lookup's
 // list window starts from, a key's age) is the store's, and Omise stamps
 // its charges in true time, as the store does in production.
-func setupOnClock(t *testing.T, cfg fakeomise.Config, now func() time.Time, mods ...func(*idempay.Config)) fixture {
+func setupOnClock(t *testing.T, opts []omisetest.Option, now func() time.Time, mods ...func(*idempay.Config)) fixture {
 	t.Helper()
-	cfg.Now = now
-	return setupStore(t, memstore.New(memstore.WithClock(now)), cfg, mods...)
+	return setupStore(t, memstore.New(memstore.WithClock(now)), append(opts, omisetest.WithSettings(fakes.Settings{Clock: now})), mods...)
 }
 
-func setupStore(t *testing.T, store idempay.KeyStore, cfg fakeomise.Config, mods ...func(*idempay.Config)) fixture {
+func setupStore(t *testing.T, store idempay.KeyStore, opts []omisetest.Option, mods ...func(*idempay.Config)) fixture {
 	t.Helper()
-	srv, base := startFake(t, store, cfg)
+	srv, base := startFake(t, store, opts)
 	u, _ := url.Parse(base)
 	return fixture{srv: srv, client: newClient(t, base, store, mods...), store: store,
 		target: idempay.Target{BaseURL: u, Credentials: secret, Namespace: ns}}

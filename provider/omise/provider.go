@@ -76,6 +76,20 @@ type Provider struct {
 	// charge's ID); found by listing, it leaves the intent unknown
 	// (ErrLegacyTag), since it may be another account's.
 	LegacyNamespace string
+
+	// RefundRecheck is how long FindRefund waits before reading a charge's
+	// refunds a second time when the first pass found no refund of the
+	// refund ID; only two passes without one are taken as proof that the
+	// refund was never made (KindNotFound), which lets the Client resend
+	// it. Unlike a charge, whose single-use token stops a second charge, a
+	// refund can be made again: a first request Omise was still carrying
+	// out when its answer was lost, and the list was read, would be made
+	// twice by the resend. The wait gives such a request time to show up;
+	// it is a margin, not a proof (Omise documents neither how long a
+	// refund may take nor de-duplication by key). Default
+	// DefaultRefundRecheck; negative reads once (for fakes that finish
+	// every refund before they answer).
+	RefundRecheck time.Duration
 }
 
 var (

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakeomise"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,7 +33,7 @@ func TestStoredChargeHoldsNoSource(t *testing.T) {
 		{"3-D Secure", "tokn_test_3ds", "", omise.Provider{}, "card", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := setup(t, fakeomise.Config{}, func(cfg *idempay.Config) { cfg.Provider = tc.provider })
+			f := setup(t, nil, func(cfg *idempay.Config) { cfg.Provider = tc.provider })
 			req := thb("o", tc.source)
 			req.Customer = tc.customer
 			req.ReturnURL = "https://shop.example/back"

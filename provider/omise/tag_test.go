@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakeomise"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,7 +15,7 @@ import (
 // Two idempay accounts (namespaces) on one Omise key, with the same intent
 // ID: a lookup for one never settles it with the other's charge.
 func TestTwoAccountsOnOneKeyNeverSettleEachOther(t *testing.T) {
-	f := setup(t, fakeomise.Config{}, func(cfg *idempay.Config) { cfg.Account = "shop-a" })
+	f := setup(t, nil, func(cfg *idempay.Config) { cfg.Account = "shop-a" })
 	ctx := context.Background()
 	ch, err := f.client.Charge(ctx, thb("order-1", "tokn_test_a"))
 	require.NoError(t, err)
@@ -50,7 +49,7 @@ func TestTwoAccountsOnOneKeyNeverSettleEachOther(t *testing.T) {
 // says this namespace is the only one that used the key. Found by listing
 // otherwise, it settles nothing and proves nothing.
 func TestLegacyTagAcceptedOnlyWhereItCannotBeAnotherAccounts(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	ctx := context.Background()
 	legacy := postCharge(t, f.target, url.Values{"amount": {"150000"}, "currency": {"thb"}, "card": {"tokn_test_old"},
 		"metadata[idempay_intent]": {"order-1"}})

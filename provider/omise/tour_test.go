@@ -5,8 +5,7 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakeomise"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -47,7 +46,7 @@ func (s *tourShop) checkout(ctx context.Context, client idempay.Charger, req ide
 // the customer to. Once the customer passes 3-D Secure the same code ships
 // it, once; a rejected 3-D Secure is never shipped.
 func TestTourNeverShipsAPendingOmiseCharge(t *testing.T) {
-	f := setup(t, fakeomise.Config{})
+	f := setup(t, nil)
 	ctx := context.Background()
 	withReturn := func(id, src string) idempay.ChargeRequest {
 		r := thb(id, src)
@@ -60,7 +59,7 @@ func TestTourNeverShipsAPendingOmiseCharge(t *testing.T) {
 		"3ds-refused": withReturn("3ds-refused", "tokn_test_3ds_refused"),
 		"promptpay":   thb("promptpay", "src_test_promptpay"),
 	}
-	f.srv.InjectIntent("3ds-lost", faults.Post) // Omise makes the charge, the answer is lost: the guard finds it
+	f.srv.Fail("3ds-lost", fakes.Post) // Omise makes the charge, the answer is lost: the guard finds it
 
 	var s tourShop
 	for range 3 { // fresh or found by lookup, then from the store after a lookup, then again

@@ -14,7 +14,8 @@ import (
 // adapter sets itself.
 const (
 	// ExtraCapture is "true" (default) or "false" (authorise now, capture
-	// later: the charge then succeeds as authorised).
+	// later: the charge is then an authorisation, answered pending with
+	// idempay.ErrAuthorized until Client.Capture captures it).
 	ExtraCapture = "capture"
 	// ExtraIP is the customer's IP address, for fraud checks.
 	ExtraIP = "ip"
@@ -38,11 +39,8 @@ const (
 // Validate refuses, with a *idempay.ValidationError, what Omise would
 // refuse or what the adapter could not settle safely.
 func (p Provider) Validate(req idempay.ChargeRequest) error {
-	if p.Version != "" && !wire.Printable(p.Version) {
-		return wire.Invalid("Provider.Version", "must be printable ASCII without spaces")
-	}
-	if p.ClockSkew < 0 || p.MaxListPages < 0 {
-		return wire.Invalid("Provider", "ClockSkew and MaxListPages must not be negative")
+	if err := p.validateSettings(); err != nil {
+		return err
 	}
 	if err := checkCurrency(req.Currency); err != nil {
 		return err

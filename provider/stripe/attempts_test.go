@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/stripetest"
 	"github.com/idempay/idempay/provider/stripe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +18,7 @@ import (
 // a new key, durable before it is sent: two attempts, two keys, one
 // charge. (The fake checks every request's key is in the store first.)
 func TestDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{})
+	srv, c, _ := setup(t, nil)
 	ctx := context.Background()
 	_, err := c.Charge(ctx, order("o", "pm_card_chargeDeclined"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
@@ -29,7 +29,7 @@ func TestDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 	assert.Equal(t, idempay.StateSucceeded, ch.State)
 	assert.Equal(t, 2, ch.Attempt)
 	assert.Equal(t, 1, ch.Attempts)
-	keys := srv.Stats().KeysByIntent["o"]
+	keys := srv.Stats().Keys["o"]
 	require.Len(t, keys, 2, "two attempts, two keys")
 	assert.Equal(t, ch.Key, keys[1])
 	assert.Equal(t, 2, srv.Stats().Requests)
@@ -50,7 +50,7 @@ func TestDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 // (another card, another amount, a double-click with a new frontend key)
 // is answered by that success from the store, with no request to Stripe.
 func TestPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{})
+	srv, c, _ := setup(t, nil)
 	ctx := context.Background()
 	paid, err := c.Charge(ctx, order("o", "pm_card_visa"))
 	require.NoError(t, err)
@@ -94,15 +94,15 @@ func TestPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 // taking it for attempt 2 would record as failed a charge that moved
 // money, and the next card would be charged a second time.
 func TestLookupNeverSettlesAnAttemptWithAnEarlierOnesPaymentIntent(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
-	srv, c, _ := setup(t, fakestripe.Config{Now: clock.Now, SearchDelay: time.Minute},
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	srv, c, _ := setup(t, []stripetest.Option{stripetest.WithSettings(fakes.Settings{Clock: clock.Now}), stripetest.WithSearchDelay(time.Minute)},
 		func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
 	ctx := context.Background()
 	_, err := c.Charge(ctx, order("o", "pm_card_chargeDeclined"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
 	clock.Advance(2 * time.Minute) // PaymentIntent 1 is searchable
 
-	srv.InjectIntent("o", faults.Post) // Stripe charges card B; the answer is lost
+	srv.Fail("o", fakes.Post) // Stripe charges card B; the answer is lost
 	_, err = c.Charge(ctx, order("o", "pm_card_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	require.Equal(t, 1, srv.Ledger().Count("o"), "card B was charged")

@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempay/idempay/idempaytest/fakes"
 	stripego "github.com/stripe/stripe-go/v82"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakestripe"
+	"github.com/idempay/idempay/idempaytest/stripetest"
 	"github.com/idempay/idempay/keystore/filestore"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/stripe"
@@ -72,7 +73,8 @@ type benchCharge func(ctx context.Context, id string) error
 // included (about the same for every side, as every side sends the same
 // request). Each op checks its result: no error and status succeeded.
 func BenchmarkCreatePaymentIntent(b *testing.B) {
-	srv, url, stop := fakestripe.Start(fakestripe.Config{APIKey: secret})
+	srv := stripetest.NewServer([]stripetest.Option{stripetest.WithAPIKey(secret)}...)
+	url, stop := srv.URL, srv.Close
 	defer stop()
 
 	clients := []struct {
@@ -112,18 +114,18 @@ func BenchmarkCreatePaymentIntent(b *testing.B) {
 	for _, c := range srv.Ledger().Charges() {
 		charges[c.Intent]++
 	}
-	for intent, keys := range st.KeysByIntent {
+	for intent, keys := range st.Keys {
 		if len(keys) != 1 || charges[intent] != 1 {
 			b.Errorf("order %s: %d keys, %d charges; want 1 and 1", intent, len(keys), charges[intent])
 			break
 		}
 	}
-	if len(charges) != len(st.KeysByIntent) {
-		b.Errorf("fake Stripe charged %d orders for %d sent", len(charges), len(st.KeysByIntent))
+	if len(charges) != len(st.Keys) {
+		b.Errorf("fake Stripe charged %d orders for %d sent", len(charges), len(st.Keys))
 	}
-	if st.Replays != 0 || len(st.Faults) != 0 || st.Requests != len(st.KeysByIntent) || st.Statuses[http.StatusOK] != st.Requests {
+	if st.Replays != 0 || len(st.Faults) != 0 || st.Requests != len(st.Keys) || st.Statuses[http.StatusOK] != st.Requests {
 		b.Errorf("fake Stripe saw %d requests for %d orders, answers %v, %d replays, faults %v; want one 200 per order",
-			st.Requests, len(st.KeysByIntent), st.Statuses, st.Replays, st.Faults)
+			st.Requests, len(st.Keys), st.Statuses, st.Replays, st.Faults)
 	}
 }
 
@@ -150,7 +152,7 @@ func stripeGoCharge(url string, hc *http.Client) benchCharge {
 		for k, v := range benchMetadata {
 			md[k] = v
 		}
-		md[fakestripe.IntentMetadataKey] = id
+		md[fakes.IntentMetadataKey] = id
 		pi, err := sc.V1PaymentIntents.Create(ctx, &stripego.PaymentIntentCreateParams{
 			Amount:        stripego.Int64(benchAmount),
 			Currency:      stripego.String("jpy"),

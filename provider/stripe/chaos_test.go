@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/stripetest"
 	"github.com/idempay/idempay/internal/chaos"
-	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,29 +19,30 @@ var chaosIntents = flag.Int("chaos.intents", 500, "intents charged by the chaos 
 
 // chaosRates are the issue's fault mix: 10% lost before Stripe acts, 10%
 // crashes mid-processing, 10% answers lost after charging, 5% 503s.
-var chaosRates = faults.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
+var chaosRates = fakes.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
 
 // stripeView shows the fake to the chaos harness.
-type stripeView struct{ srv *fakestripe.Server }
+type stripeView struct{ srv *stripetest.Server }
 
 func (v stripeView) Charges(id string) int   { return v.srv.Ledger().Count(id) }
-func (v stripeView) Keys(id string) []string { return v.srv.Stats().KeysByIntent[id] }
+func (v stripeView) Keys(id string) []string { return v.srv.Stats().Keys[id] }
 func (v stripeView) LastReplayed(id string) (bool, bool) {
 	r, ok := v.srv.Stats().LastReplayed[id]
 	return r, ok
 }
 func (v stripeView) Faults(on bool) {
-	r := faults.Rates{}
+	r := fakes.Rates{}
 	if on {
 		r = chaosRates
 	}
-	if err := v.srv.SetFaults(r); err != nil {
+	if err := v.srv.SetFaultRates(r); err != nil {
 		panic(err)
 	}
 }
 
 func TestChaosStripe(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{Lease: 30 * time.Millisecond, Seed: 7}, func(cfg *idempay.Config) {
+	opts := []stripetest.Option{stripetest.WithFaultRates(fakes.Rates{}, 7), stripetest.WithSettings(fakes.Settings{Lease: 30 * time.Millisecond})}
+	srv, c, _ := setup(t, opts, func(cfg *idempay.Config) {
 		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
 			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
 	})
@@ -51,7 +52,7 @@ func TestChaosStripe(t *testing.T) {
 	// only the second pass, answered by replays, can settle them.
 	lost := min(5, *chaosIntents)
 	for i := range lost {
-		srv.InjectIntent(intent(i), slices.Repeat([]faults.Fault{faults.Post}, 8)...)
+		srv.Fail(intent(i), slices.Repeat([]fakes.Fault{fakes.Post}, 8)...)
 	}
 	rep := chaos.Run(t, chaos.Config{
 		Intents: *chaosIntents, Workers: 16, Server: stripeView{srv}, Intent: intent, CheckReplayed: true,

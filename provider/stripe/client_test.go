@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/stripetest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/stripe"
 	"github.com/stretchr/testify/assert"
@@ -18,7 +18,7 @@ import (
 )
 
 func TestChargeSucceeds(t *testing.T) {
-	srv, c, store := setup(t, fakestripe.Config{})
+	srv, c, store := setup(t, nil)
 	req := order("order-1", "pm_card_visa")
 	req.Metadata = map[string]string{"shop": "tokyo"}
 	req.Description = "Order 1"
@@ -47,23 +47,23 @@ func TestChargeSucceeds(t *testing.T) {
 // A lost answer is retried with the same key; Stripe answers the retry
 // with the stored result, marked replayed.
 func TestLostAnswerIsReplayed(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{})
-	srv.InjectIntent("o", faults.Post)
+	srv, c, _ := setup(t, nil)
+	srv.Fail("o", fakes.Post)
 	ch, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	require.NoError(t, err)
 	assert.Equal(t, 2, ch.Attempts)
 	assert.True(t, ch.Replayed)
 	assert.Equal(t, idempay.ReplayFromServer, ch.ReplayedFrom)
 	assert.Equal(t, 1, srv.Ledger().Count("o"))
-	assert.Len(t, srv.Stats().KeysByIntent["o"], 1)
+	assert.Len(t, srv.Stats().Keys["o"], 1)
 }
 
 // Stripe stores a 500 produced while executing and replays it for the
 // key: the client stops at the first replayed one, and the outcome is
 // unknown (the key stays open), never failed.
 func TestReplayedServerErrorEndsAfterOneRequest(t *testing.T) {
-	srv, c, store := setup(t, fakestripe.Config{})
-	srv.InjectIntent("o", faults.Internal)
+	srv, c, store := setup(t, nil)
+	srv.Fail("o", fakes.Internal)
 	_, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	require.ErrorIs(t, err, idempay.ErrStoredFailure)
 	assert.Equal(t, 2, srv.Stats().Requests, "the fresh 500 is retried once, and its replay ends the flight")
@@ -87,12 +87,12 @@ func TestReplayedServerErrorEndsAfterOneRequest(t *testing.T) {
 // An intent still unknown past the retention window is settled by search,
 // and its key, which Stripe may have forgotten, is never sent again.
 func TestExpiredIntentIsSettledBySearchNeverResent(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	// The key's age is the store's: Stripe and the store share the clock.
 	srv, c, _ := setupStore(t, memstore.New(memstore.WithClock(clock.Now)),
-		fakestripe.Config{Now: clock.Now, SearchDelay: time.Minute})
+		[]stripetest.Option{stripetest.WithSettings(fakes.Settings{Clock: clock.Now}), stripetest.WithSearchDelay(time.Minute)})
 	// Stripe charges on the first attempt; every answer is lost.
-	srv.InjectIntent("late", faults.Post, faults.Post, faults.Post, faults.Post, faults.Post)
+	srv.Fail("late", fakes.Post, fakes.Post, fakes.Post, fakes.Post, fakes.Post)
 	_, err := c.Charge(context.Background(), order("late", "pm_card_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	posts := srv.Stats().Requests
@@ -116,11 +116,11 @@ func TestExpiredIntentIsSettledBySearchNeverResent(t *testing.T) {
 // Search lags writes: past the window, an intent not yet searchable stays
 // unknown (not failed, not resent) until search sees it.
 func TestExpiredIntentNotYetSearchableStaysUnknown(t *testing.T) {
-	clock := faults.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
+	clock := fakes.NewClock(time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC))
 	srv, c, _ := setupStore(t, memstore.New(memstore.WithClock(clock.Now)),
-		fakestripe.Config{Now: clock.Now, SearchDelay: 48 * time.Hour},
+		[]stripetest.Option{stripetest.WithSettings(fakes.Settings{Clock: clock.Now}), stripetest.WithSearchDelay(48 * time.Hour)},
 		func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
-	srv.InjectIntent("lag", faults.Post)
+	srv.Fail("lag", fakes.Post)
 	_, err := c.Charge(context.Background(), order("lag", "pm_card_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 
@@ -141,7 +141,7 @@ func TestExpiredIntentNotYetSearchableStaysUnknown(t *testing.T) {
 }
 
 func TestDeclineIsDefinite(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{})
+	srv, c, _ := setup(t, nil)
 	_, err := c.Charge(context.Background(), order("o", "pm_card_chargeDeclinedInsufficientFunds"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
@@ -157,8 +157,8 @@ func TestDeclineIsDefinite(t *testing.T) {
 // A decline whose answer was lost is replayed as the same decline: still
 // definite, since Stripe stored it for the key.
 func TestReplayedDeclineIsDefinite(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{})
-	srv.InjectIntent("o", faults.Post)
+	srv, c, _ := setup(t, nil)
+	srv.Fail("o", fakes.Post)
 	_, err := c.Charge(context.Background(), order("o", "pm_card_chargeDeclined"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
@@ -166,7 +166,7 @@ func TestReplayedDeclineIsDefinite(t *testing.T) {
 }
 
 func TestThreeDSecureThenSettle(t *testing.T) {
-	srv, c, store := setup(t, fakestripe.Config{})
+	srv, c, store := setup(t, nil)
 	req := order("3ds", "pm_card_threeDSecure2Required")
 	req.ReturnURL = "https://shop.example/return"
 	ch, err := c.Charge(context.Background(), req)
@@ -190,7 +190,7 @@ func TestThreeDSecureThenSettle(t *testing.T) {
 // request confirmed it, so that is the decline of its confirm, as a 402
 // would have been: the intent is closed failed, never resent.
 func TestThreeDSecureFailureIsTheConfirmsDecline(t *testing.T) {
-	srv, c, store := setup(t, fakestripe.Config{})
+	srv, c, store := setup(t, nil)
 	req := order("3ds", "pm_card_threeDSecure2Required")
 	req.ReturnURL = "https://shop.example/return"
 	ch, err := c.Charge(context.Background(), req)
@@ -207,21 +207,41 @@ func TestThreeDSecureFailureIsTheConfirmsDecline(t *testing.T) {
 	assert.Equal(t, 1, srv.Stats().Requests, "never resent")
 }
 
+// A PaymentIntent made with capture_method=manual waits in
+// requires_capture: the authorisation is settled (never resent), but no
+// money moved, so Charge answers it pending with ErrAuthorized (Authorized
+// set) until a capture succeeds; then it answers succeeded, with what was
+// captured.
 func TestManualCaptureIsAuthorisedSuccess(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{})
+	srv, c, store := setup(t, nil)
 	req := order("auth", "pm_card_visa")
 	req.Extra = map[string]string{"capture_method": "manual"}
 	ch, err := c.Charge(context.Background(), req)
-	require.NoError(t, err)
-	assert.Equal(t, idempay.StateSucceeded, ch.State)
+	require.ErrorIs(t, err, idempay.ErrAuthorized)
+	require.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
+	require.NotNil(t, ch)
+	assert.True(t, ch.Authorized)
+	assert.Equal(t, idempay.StateSucceeded, ch.State, "the authorisation itself is settled")
 	assert.Equal(t, "requires_capture", ch.Status)
+	rec, _ := store.Load(context.Background(), c.Namespace(), "auth")
+	assert.Equal(t, idempay.StateSucceeded, rec.State, "settled: never resent")
 	assert.Equal(t, 1, srv.Ledger().Count("auth"))
+
+	_, err = c.Charge(context.Background(), req) // from the store, the same answer
+	require.ErrorIs(t, err, idempay.ErrAuthorized)
+	assert.Equal(t, 1, srv.Stats().Requests)
+
+	_, err = c.Capture(context.Background(), idempay.CaptureRequest{CaptureID: "auth-cp", IntentID: "auth", Currency: "JPY"})
+	require.NoError(t, err)
+	ch, err = c.Charge(context.Background(), req)
+	require.NoError(t, err, "captured: succeeded")
+	assert.Equal(t, int64(1500), ch.Captured)
 }
 
 // Without a payment method the PaymentIntent is created unconfirmed: it is
 // pending, for the customer to confirm on the client side.
 func TestUnconfirmedIntentIsPending(t *testing.T) {
-	_, c, _ := setup(t, fakestripe.Config{})
+	_, c, _ := setup(t, nil)
 	req := order("later", "")
 	ch, err := c.Charge(context.Background(), req)
 	requirePending(t, ch, err)
@@ -232,7 +252,7 @@ func TestUnconfirmedIntentIsPending(t *testing.T) {
 // sharing the key): Stripe refuses, and the outcome is unknown.
 func TestKeyConflictIsUnknown(t *testing.T) {
 	store := memstore.New()
-	srv, base := startFake(t, store, fakestripe.Config{})
+	srv, base := startFake(t, store, nil)
 	c := newClient(t, base, store, func(cfg *idempay.Config) { cfg.NewKey = func() string { return "shared-key" } })
 	form := url.Values{"amount": {"999"}, "currency": {"jpy"}}
 	r, _ := http.NewRequest(http.MethodPost, base+"/v1/payment_intents", strings.NewReader(form.Encode()))
@@ -252,8 +272,8 @@ func TestKeyConflictIsUnknown(t *testing.T) {
 // A crashed request holds the key until its lease ends: 409s are retried
 // and, past the budget, the outcome is unknown and in progress.
 func TestKeyInUseIsRetriedThenInProgress(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{Lease: time.Hour})
-	srv.InjectIntent("o", faults.Mid)
+	srv, c, _ := setup(t, []stripetest.Option{stripetest.WithSettings(fakes.Settings{Lease: time.Hour})})
+	srv.Fail("o", fakes.Mid)
 	_, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	assert.ErrorIs(t, err, idempay.ErrInProgress)
 	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
@@ -263,8 +283,8 @@ func TestKeyInUseIsRetriedThenInProgress(t *testing.T) {
 
 // Stripe-Should-Retry: false stops retries the status alone would allow.
 func TestShouldRetryFalseIsHonoured(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{ShouldRetry: true})
-	srv.InjectIntent("o", faults.Internal)
+	srv, c, _ := setup(t, []stripetest.Option{stripetest.WithShouldRetry()})
+	srv.Fail("o", fakes.Internal)
 	_, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 	assert.Equal(t, 1, srv.Stats().Requests, "a fresh 500 with Stripe-Should-Retry: false is not retried")
@@ -275,7 +295,7 @@ func TestShouldRetryFalseIsHonoured(t *testing.T) {
 // new key, that charges once.
 func TestWrongSecretIsConfigError(t *testing.T) {
 	store := memstore.New()
-	srv, base := startFake(t, store, fakestripe.Config{})
+	srv, base := startFake(t, store, nil)
 	c := newClient(t, base, store, func(cfg *idempay.Config) { cfg.Credentials = "sk_test_wrong" })
 	_, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	assert.ErrorIs(t, err, idempay.ErrConfig)

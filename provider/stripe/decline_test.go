@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakestripe"
+	"github.com/idempay/idempay/idempaytest/stripetest"
 	"github.com/idempay/idempay/provider/stripe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +17,7 @@ import (
 // found by search as requires_payment_method with the last_payment_error of
 // the adapter's own confirm: it is the decline it was, as final as the 402.
 func TestStoredFailureOverADeclineSettlesAsTheDecline(t *testing.T) {
-	srv, c, store := setup(t, fakestripe.Config{StoreFailureOnDecline: true})
+	srv, c, store := setup(t, []stripetest.Option{stripetest.WithStoredDeclines()})
 	ctx := context.Background()
 	req := order("declined", "pm_card_visa_chargeDeclined")
 	_, err := c.Charge(ctx, req)

@@ -27,16 +27,31 @@
 // Provider.ReadCharge maps Stripe's answers onto idempay's verdicts (see
 // README.md in this directory for the full table): a succeeded
 // PaymentIntent is a success; processing and requires_action are pending
-// (the 3-D Secure URL is in Charge.AuthorizeURL); requires_capture is a
-// success of the authorisation, since the money idempay guards (one
-// authorisation per intent) has moved and capturing is a separate call;
-// a 402 card_error and a canceled intent are definite declines, and so is
+// (the 3-D Secure URL is in Charge.AuthorizeURL); requires_capture
+// (capture_method=manual) is a settled authorisation with
+// Charge.Authorized set, which the Client answers pending with
+// idempay.ErrAuthorized until a capture succeeds; a 402 card_error and a canceled intent are definite declines, and so is
 // a requires_payment_method intent with a last_payment_error that the
 // adapter's own request confirmed (the same decline read later, by search
 // or retrieve); one it did not confirm is pending, since it can still be
 // confirmed again; a replayed 500 is Stripe's stored failure and leaves the
 // outcome unknown.
 // Stripe-Should-Retry is passed on as Verdict.Retry.
+//
+// # Refunds, captures and cancels
+//
+// Provider implements idempay.Refunder, Capturer and Canceller and their
+// finders (see OPERATIONS.md in this directory for the tables): POST
+// /v1/refunds, POST /v1/payment_intents/{id}/capture and /cancel, each
+// under the operation's key. A refund is tagged as a charge is, with the
+// refund ID in metadata[idempay_op] besides the intent, namespace and
+// attempt's key, and is looked up by listing the PaymentIntent's refunds
+// (or retrieving it, once its ID is known) and taking the one with those
+// tags; a list without it is no proof that none was made. A capture adds
+// metadata[idempay_op] to the PaymentIntent, and it and a cancel are
+// looked up by retrieving the PaymentIntent. A refusal Stripe replays
+// for the key (Idempotent-Replayed on a 400) is definite; a fresh one is
+// failed only if no earlier attempt may have reached Stripe.
 //
 // # Amounts
 //

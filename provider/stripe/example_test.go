@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/stripetest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/stripe"
 )
@@ -33,9 +33,10 @@ func newExampleClient(url string) *idempay.Client {
 // and Stripe answers the retry with the stored PaymentIntent: one charge.
 // The caller switches on the four outcomes alone.
 func Example() {
-	srv, url, stop := fakestripe.Start(fakestripe.Config{})
+	srv := stripetest.NewServer()
+	url, stop := srv.URL, srv.Close
 	defer stop()
-	srv.InjectNext(faults.Post) // Stripe charges, the answer is lost
+	srv.FailNext(fakes.Post) // Stripe charges, the answer is lost
 	client := newExampleClient(url)
 
 	ch, err := client.Charge(context.Background(), idempay.ChargeRequest{
@@ -63,7 +64,8 @@ func Example() {
 // A decline is definite: no money moved, and the refusal carries Stripe's
 // codes.
 func Example_decline() {
-	_, url, stop := fakestripe.Start(fakestripe.Config{})
+	srv := stripetest.NewServer()
+	url, stop := srv.URL, srv.Close
 	defer stop()
 	client := newExampleClient(url)
 
@@ -93,7 +95,8 @@ func Example_decline() {
 // order is not paid. Once the customer is back, Settle asks Stripe how it
 // ended, without resending.
 func Example_threeDSecure() {
-	srv, url, stop := fakestripe.Start(fakestripe.Config{})
+	srv := stripetest.NewServer()
+	url, stop := srv.URL, srv.Close
 	defer stop()
 	client := newExampleClient(url)
 	ctx := context.Background()

@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakestripe"
+	"github.com/idempay/idempay/idempaytest/stripetest"
 	"github.com/idempay/idempay/provider/stripe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,7 +23,7 @@ func TestSearchQueryEscapes(t *testing.T) {
 // An intent ID that tries to break out of the query finds only its own
 // PaymentIntent, never another intent's.
 func TestFindChargeByTrickyIntentID(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{})
+	srv, c, _ := setup(t, nil)
 	for _, id := range []string{`plain`, `quote'd`, `o' OR metadata['idempay_intent']:'plain`, `back\slash`} {
 		_, err := c.Charge(context.Background(), order(id, "pm_card_visa"))
 		require.NoError(t, err, id)
@@ -39,15 +38,14 @@ func TestFindChargeByTrickyIntentID(t *testing.T) {
 	}
 }
 
-func fakeTarget(t *testing.T, srv *fakestripe.Server) idempay.Target {
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	u, _ := url.Parse(ts.URL)
+func fakeTarget(t *testing.T, srv *stripetest.Server) idempay.Target {
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
 	return idempay.Target{BaseURL: u, Credentials: secret, Namespace: ns}
 }
 
 func TestFindChargeErrors(t *testing.T) {
-	srv, _, _ := setup(t, fakestripe.Config{})
+	srv, _, _ := setup(t, nil)
 	tg := fakeTarget(t, srv)
 	hc := &http.Client{}
 	p := stripe.Provider{}
@@ -70,7 +68,7 @@ func TestFindChargeErrors(t *testing.T) {
 }
 
 func TestFindChargeRefusesForeignReference(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{})
+	srv, c, _ := setup(t, nil)
 	ch, err := c.Charge(context.Background(), order("mine", "pm_card_visa"))
 	require.NoError(t, err)
 	_, err = stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, fakeTarget(t, srv),
@@ -81,7 +79,7 @@ func TestFindChargeRefusesForeignReference(t *testing.T) {
 // Two PaymentIntents tagged with one intent (made outside idempay) are
 // reported, not silently settled by one of them.
 func TestFindChargeAmbiguous(t *testing.T) {
-	tg := fakeTarget(t, fakestripe.New(fakestripe.Config{APIKey: secret}))
+	tg := fakeTarget(t, stripetest.NewServer(stripetest.WithAPIKey(secret)))
 	for range 2 {
 		form := url.Values{"amount": {"100"}, "currency": {"usd"}, "metadata[idempay_intent]": {"dup"},
 			"metadata[idempay_namespace]": {ns}, "payment_method": {"pm_card_visa"}, "confirm": {"true"}, "automatic_payment_methods[allow_redirects]": {"never"}}
@@ -100,7 +98,7 @@ func TestFindChargeAmbiguous(t *testing.T) {
 // A PaymentIntent without the tag was not made by idempay for the intent:
 // a reference to it settles nothing.
 func TestFindChargeRefusesUntaggedReference(t *testing.T) {
-	tg := fakeTarget(t, fakestripe.New(fakestripe.Config{APIKey: secret}))
+	tg := fakeTarget(t, stripetest.NewServer(stripetest.WithAPIKey(secret)))
 	form := url.Values{"amount": {"100"}, "currency": {"usd"}, "payment_method": {"pm_card_visa"}, "confirm": {"true"},
 		"automatic_payment_methods[enabled]": {"true"}, "automatic_payment_methods[allow_redirects]": {"never"}}
 	r, _ := http.NewRequest(http.MethodPost, tg.BaseURL.String()+"/v1/payment_intents", stringsReader(form.Encode()))

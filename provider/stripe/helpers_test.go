@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakestripe"
+	"github.com/idempay/idempay/idempaytest/stripetest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/stripe"
 	"github.com/stretchr/testify/require"
@@ -22,25 +21,31 @@ const secret = "sk_test_idempay"
 const ns = "stripe:default"
 
 // startFake serves a fake Stripe that checks, on every charge request,
-// that the store already holds the request's key for its intent: the key
-// is written before the first byte is sent.
-func startFake(t *testing.T, store idempay.KeyStore, cfg fakestripe.Config) (*fakestripe.Server, string) {
+// that the store already holds the request's key for its intent, and on
+// every refund and capture the client sends, for its operation ID: the key
+// is written before the first byte is sent. Requests the test sends itself
+// carry a key starting with "direct-".
+func startFake(t *testing.T, store idempay.KeyStore, opts []stripetest.Option) (*stripetest.Server, string) {
 	t.Helper()
-	cfg.APIKey = secret
-	cfg.OnRequest = func(info fakestripe.RequestInfo) {
+	srv := stripetest.NewServer(append(opts, stripetest.WithAPIKey(secret), stripetest.WithHook(func(info stripetest.RequestInfo) {
+		if info.Op != "" && info.OpID != "" && !strings.HasPrefix(info.Key, "direct-") {
+			rec, err := store.Load(context.Background(), ns+"/"+info.Op, info.OpID)
+			if err != nil || rec.Key != info.Key {
+				t.Errorf("fake Stripe received %s %s with key %q before the store held it (%q, %v)", info.Op, info.OpID, info.Key, rec.Key, err)
+			}
+			return
+		}
 		namespace := info.Form.Get("metadata[" + stripe.NamespaceMetadataKey + "]")
-		if info.Intent == "" || namespace == "" || info.Key == "" {
+		if info.Op != "" || info.Intent == "" || namespace == "" || info.Key == "" {
 			return // sent by the test itself, not by the client
 		}
 		rec, err := store.Load(context.Background(), namespace, info.Intent)
 		if err != nil || rec.Key != info.Key {
 			t.Errorf("fake Stripe received %s with key %q before the store held it (%q, %v)", info.Intent, info.Key, rec.Key, err)
 		}
-	}
-	srv := fakestripe.New(cfg)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return srv, ts.URL
+	}))...)
+	t.Cleanup(srv.Close)
+	return srv, srv.URL
 }
 
 // fastRetry keeps every test in milliseconds.
@@ -61,17 +66,17 @@ func newClient(t *testing.T, url string, store idempay.KeyStore, mods ...func(*i
 	return c
 }
 
-func setup(t *testing.T, cfg fakestripe.Config, mods ...func(*idempay.Config)) (*fakestripe.Server, *idempay.Client, idempay.KeyStore) {
+func setup(t *testing.T, opts []stripetest.Option, mods ...func(*idempay.Config)) (*stripetest.Server, *idempay.Client, idempay.KeyStore) {
 	t.Helper()
-	return setupStore(t, memstore.New(), cfg, mods...)
+	return setupStore(t, memstore.New(), opts, mods...)
 }
 
 // setupStore is setup on a given store: one whose clock the test moves
 // (memstore.WithClock), since every age of a key is read on the store's
 // clock.
-func setupStore(t *testing.T, store idempay.KeyStore, cfg fakestripe.Config, mods ...func(*idempay.Config)) (*fakestripe.Server, *idempay.Client, idempay.KeyStore) {
+func setupStore(t *testing.T, store idempay.KeyStore, opts []stripetest.Option, mods ...func(*idempay.Config)) (*stripetest.Server, *idempay.Client, idempay.KeyStore) {
 	t.Helper()
-	srv, url := startFake(t, store, cfg)
+	srv, url := startFake(t, store, opts)
 	return srv, newClient(t, url, store, mods...), store
 }
 

@@ -14,6 +14,7 @@ type paymentIntent struct {
 	Object             string            `json:"object"`
 	Status             string            `json:"status"`
 	Amount             int64             `json:"amount"`
+	AmountReceived     int64             `json:"amount_received"`
 	Currency           string            `json:"currency"`
 	Metadata           map[string]string `json:"metadata"`
 	LastPaymentError   *stripeError      `json:"last_payment_error"`
@@ -64,12 +65,15 @@ func (pi paymentIntent) verdict(v idempay.Verdict) idempay.Verdict {
 	ch := &idempay.Charge{ID: pi.ID, Status: pi.Status, Amount: fromStripe(pi.Currency, pi.Amount),
 		Currency: strings.ToUpper(pi.Currency)}
 	switch pi.Status {
-	case "succeeded", "requires_capture":
-		// requires_capture: the authorisation, which is what the key
-		// guards, succeeded; capturing it is a separate call with its own
-		// key. Pending would leave the intent unresolved until someone
-		// captures, and a resend could not change anything.
+	case "succeeded":
 		v.Kind, ch.State = idempay.KindSucceeded, idempay.StateSucceeded
+	case "requires_capture":
+		// An authorisation (capture_method=manual): what the key guards
+		// succeeded, and the record is settled, for a resend could change
+		// nothing; but no money moved yet. Authorized makes the Client
+		// answer it pending with ErrAuthorized until a capture succeeds
+		// (Client.Capture), and failed with ErrCanceled once cancelled.
+		v.Kind, ch.State, ch.Authorized = idempay.KindSucceeded, idempay.StateSucceeded, true
 	case "processing", "requires_action", "requires_confirmation":
 		v.Kind, ch.State = idempay.KindPending, idempay.StatePending
 		if pi.NextAction != nil && pi.NextAction.RedirectToURL != nil {

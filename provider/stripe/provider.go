@@ -25,6 +25,12 @@ const (
 	// requires_payment_method with a last_payment_error is that confirm's
 	// decline, however the intent is read later.
 	ConfirmMetadataKey = "idempay_confirm"
+	// OpMetadataKey tags a refund, and the PaymentIntent a capture
+	// captured, with the caller's operation ID (RefundRequest.RefundID,
+	// CaptureRequest.CaptureID): by it a lookup tells the operation's
+	// object from any other of the same PaymentIntent. A cancel carries no
+	// metadata at Stripe.
+	OpMetadataKey = "idempay_op"
 )
 
 // ErrLegacyTag: the only PaymentIntent found for an intent is tagged with
@@ -55,6 +61,12 @@ var (
 	_ idempay.Provider      = Provider{}
 	_ idempay.Finder        = Provider{}
 	_ idempay.SecretFielder = Provider{}
+	_ idempay.Refunder      = Provider{}
+	_ idempay.RefundFinder  = Provider{}
+	_ idempay.Capturer      = Provider{}
+	_ idempay.CaptureFinder = Provider{}
+	_ idempay.Canceller     = Provider{}
+	_ idempay.CancelFinder  = Provider{}
 )
 
 // Name is "stripe": the provider part of every KeyStore namespace.

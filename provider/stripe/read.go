@@ -14,12 +14,7 @@ import (
 // for the table. A 2xx whose body is not a PaymentIntent is KindUnknown:
 // Stripe did something, the adapter cannot tell what.
 func (p Provider) ReadCharge(resp *http.Response, body []byte) idempay.Verdict {
-	v := idempay.Verdict{
-		Kind:      idempay.ClassifyStatus(resp.StatusCode),
-		Replayed:  strings.EqualFold(strings.TrimSpace(resp.Header.Get("Idempotent-Replayed")), "true"),
-		RequestID: resp.Header.Get("Request-Id"),
-		Retry:     shouldRetry(resp.Header),
-	}
+	v := headerVerdict(resp)
 	if v.Kind == idempay.KindSucceeded {
 		pi, ok := parseIntent(body)
 		if !ok {
@@ -35,6 +30,17 @@ func (p Provider) ReadCharge(resp *http.Response, body []byte) idempay.Verdict {
 	v.Err = e.apiError()
 	v.Kind = errorKind(resp.StatusCode, v.Kind, e)
 	return v
+}
+
+// headerVerdict is what the status and headers of an answer say: the
+// status's kind, the replay mark, the request ID and Stripe's retry advice.
+func headerVerdict(resp *http.Response) idempay.Verdict {
+	return idempay.Verdict{
+		Kind:      idempay.ClassifyStatus(resp.StatusCode),
+		Replayed:  strings.EqualFold(strings.TrimSpace(resp.Header.Get("Idempotent-Replayed")), "true"),
+		RequestID: resp.Header.Get("Request-Id"),
+		Retry:     shouldRetry(resp.Header),
+	}
 }
 
 // shouldRetry reads Stripe-Should-Retry: Stripe's own word, when it gives

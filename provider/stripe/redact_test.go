@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,16 +53,16 @@ func requireScrubbed(t *testing.T, raw json.RawMessage, id string) {
 func TestStoredChargeHoldsNoSecret(t *testing.T) {
 	for _, tc := range []struct {
 		name, intent, source string
-		faults               []faults.Fault
+		faults               []fakes.Fault
 		state                idempay.State
 	}{
 		{"fresh", "fresh", "pm_card_visa", nil, idempay.StateSucceeded},
-		{"replayed", "replayed", "pm_card_mastercard", []faults.Fault{faults.Post}, idempay.StateSucceeded},
+		{"replayed", "replayed", "pm_card_mastercard", []fakes.Fault{fakes.Post}, idempay.StateSucceeded},
 		{"pending 3-D Secure", "3ds", "pm_card_threeDSecure2Required", nil, idempay.StatePending},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, c, store := setup(t, fakestripe.Config{})
-			srv.InjectIntent(tc.intent, tc.faults...)
+			srv, c, store := setup(t, nil)
+			srv.Fail(tc.intent, tc.faults...)
 			req := order(tc.intent, tc.source)
 			req.ReturnURL = "https://shop.example/back"
 			ch, err := c.Charge(context.Background(), req)

@@ -96,6 +96,67 @@ func TestStripeMockConformance(t *testing.T) {
 		assert.ErrorIs(t, err, stripe.ErrNotIndexed, "search accepted, fixture not ours")
 	})
 
+	// Refunds, captures and cancels, with every parameter the adapter
+	// sends: stripe-mock accepts each, and its fixture answers read as the
+	// operation's object (stripe-mock's PaymentIntent fixture is neither
+	// captured nor cancelled, whatever was asked: unknown).
+	t.Run("operations", func(t *testing.T) {
+		p := stripe.Provider{APIVersion: "2024-06-20"}
+		tg := tg
+		tg.Namespace = ns
+		op := func(typ idempay.OpType, mod func(*idempay.OpRequest)) idempay.OpRequest {
+			o := idempay.OpRequest{Type: typ, ID: "op-1", IntentID: "order-1", ChargeRef: "pi_123", Amount: 1500, Currency: "JPY"}
+			mod(&o)
+			return o
+		}
+		for name, tc := range map[string]struct {
+			op   idempay.OpRequest
+			kind idempay.Kind
+		}{
+			"refund": {op(idempay.OpRefund, func(o *idempay.OpRequest) {
+				o.Reason, o.Metadata = stripe.ReasonRequestedByCustomer, map[string]string{"ticket": "T-1"}
+			}), idempay.KindSucceeded},
+			"refund of ISK":          {op(idempay.OpRefund, func(o *idempay.OpRequest) { o.Currency = "ISK" }), idempay.KindSucceeded},
+			"partial capture":        {op(idempay.OpCapture, func(o *idempay.OpRequest) { o.Metadata = map[string]string{"shipment": "S-1"} }), idempay.KindUnknown},
+			"cancel":                 {op(idempay.OpCancel, func(o *idempay.OpRequest) { o.Reason = stripe.ReasonAbandoned }), idempay.KindUnknown},
+			"cancel without reasons": {op(idempay.OpCancel, func(*idempay.OpRequest) {}), idempay.KindUnknown},
+		} {
+			t.Run(name, func(t *testing.T) {
+				var (
+					r    *http.Request
+					err  error
+					read func(*http.Response, []byte) idempay.Verdict
+				)
+				switch tc.op.Type {
+				case idempay.OpRefund:
+					require.NoError(t, p.ValidateRefund(tc.op))
+					r, err = p.NewRefundRequest(context.Background(), tg, tc.op, "5f0e8e2c-6c1b-4a6e-9d0f-3b1c2d3e4f51")
+					read = p.ReadRefund
+				case idempay.OpCapture:
+					require.NoError(t, p.ValidateCapture(tc.op))
+					r, err = p.NewCaptureRequest(context.Background(), tg, tc.op, "5f0e8e2c-6c1b-4a6e-9d0f-3b1c2d3e4f52")
+					read = p.ReadCapture
+				default:
+					require.NoError(t, p.ValidateCancel(tc.op))
+					r, err = p.NewCancelRequest(context.Background(), tg, tc.op, "5f0e8e2c-6c1b-4a6e-9d0f-3b1c2d3e4f53")
+					read = p.ReadCancel
+				}
+				require.NoError(t, err)
+				status, body := send(t, hc, r)
+				require.Truef(t, status/100 == 2, "stripe-mock refused the %s shape: %d %s", name, status, body)
+				assert.Equal(t, tc.kind, read(&http.Response{StatusCode: status, Header: http.Header{}}, body).Kind)
+			})
+		}
+		rec := idempay.Record{Namespace: ns + "/refund", IntentID: "op-1", Attempt: 1, Key: "k"}
+		_, err := p.FindRefund(context.Background(), hc, tg, op(idempay.OpRefund, func(*idempay.OpRequest) {}), rec)
+		assert.ErrorIs(t, err, stripe.ErrRefundNotListed, "list accepted, fixture not ours")
+		rec.ProviderRef = "re_123"
+		_, err = p.FindRefund(context.Background(), hc, tg, op(idempay.OpRefund, func(*idempay.OpRequest) {}), rec)
+		assert.ErrorIs(t, err, stripe.ErrForeignRefund, "retrieve accepted, fixture not ours")
+		_, err = p.FindCapture(context.Background(), hc, tg, op(idempay.OpCapture, func(*idempay.OpRequest) {}), rec)
+		assert.ErrorIs(t, err, stripe.ErrForeignIntent, "retrieve accepted, fixture not ours")
+	})
+
 	t.Run("the validator refuses what Stripe refuses", func(t *testing.T) {
 		r, _ := http.NewRequest(http.MethodPost, base.JoinPath("/v1/payment_intents").String(),
 			strings.NewReader(url.Values{"amount": {"1500"}, "currency": {"jpy"}, "capture_method": {"later"}}.Encode()))
@@ -103,6 +164,20 @@ func TestStripeMockConformance(t *testing.T) {
 		r.Header.Set("Authorization", "Bearer sk_test_123")
 		status, _ := send(t, hc, r)
 		assert.Equal(t, http.StatusBadRequest, status)
+		// What ValidateRefund and ValidateCancel refuse before anything is
+		// stored, Stripe's spec refuses too.
+		for path, form := range map[string]url.Values{
+			"/v1/refunds":                        {"payment_intent": {"pi_123"}, "reason": {"changed_mind"}},
+			"/v1/payment_intents/pi_123/cancel":  {"cancellation_reason": {"changed_mind"}},
+			"/v1/payment_intents/pi_123/cancel#": {"metadata[a]": {"b"}},
+		} {
+			path, _, _ = strings.Cut(path, "#")
+			r, _ := http.NewRequest(http.MethodPost, base.JoinPath(path).String(), strings.NewReader(form.Encode()))
+			r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			r.Header.Set("Authorization", "Bearer sk_test_123")
+			status, body := send(t, hc, r)
+			assert.Equal(t, http.StatusBadRequest, status, "%s %v: %s", path, form, body)
+		}
 	})
 }
 

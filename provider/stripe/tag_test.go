@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakestripe"
 	"github.com/idempay/idempay/provider/stripe"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,7 +36,7 @@ func createByHand(t *testing.T, tg idempay.Target, metadata map[string]string) s
 // Two idempay accounts on one Stripe key with the same intent ID: search
 // for one never settles it with the other's PaymentIntent.
 func TestTwoAccountsOnOneKeyNeverSettleEachOther(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{}, func(cfg *idempay.Config) { cfg.Account = "shop-a" })
+	srv, c, _ := setup(t, nil, func(cfg *idempay.Config) { cfg.Account = "shop-a" })
 	ctx := context.Background()
 	ch, err := c.Charge(ctx, order("order-1", "pm_card_visa"))
 	require.NoError(t, err)
@@ -62,7 +61,7 @@ func TestTwoAccountsOnOneKeyNeverSettleEachOther(t *testing.T) {
 // account's: the record names it, or Provider.LegacyNamespace says this
 // namespace is the only one that used the key.
 func TestLegacyTagAcceptedOnlyWhereItCannotBeAnotherAccounts(t *testing.T) {
-	srv, _, _ := setup(t, fakestripe.Config{})
+	srv, _, _ := setup(t, nil)
 	tg := fakeTarget(t, srv)
 	ctx := context.Background()
 	legacy := createByHand(t, tg, map[string]string{stripe.IntentMetadataKey: "order-1"})

@@ -5,8 +5,7 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fakestripe"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -47,7 +46,7 @@ func (s *tourShop) checkout(ctx context.Context, client idempay.Charger, req ide
 // is not paid. Once the customer passes 3-D Secure the same code ships it,
 // once; a failed 3-D Secure is never shipped.
 func TestTourNeverShipsAPendingStripeCharge(t *testing.T) {
-	srv, c, _ := setup(t, fakestripe.Config{})
+	srv, c, _ := setup(t, nil)
 	ctx := context.Background()
 	withReturn := func(id, pm string) idempay.ChargeRequest {
 		r := order(id, pm)
@@ -61,7 +60,7 @@ func TestTourNeverShipsAPendingStripeCharge(t *testing.T) {
 		"processing":  order("processing", "pm_card_processing"),
 		"unconfirmed": order("unconfirmed", ""),
 	}
-	srv.InjectIntent("3ds-lost", faults.Post) // Stripe answers, the answer is lost; the retry is a replay
+	srv.Fail("3ds-lost", fakes.Post) // Stripe answers, the answer is lost; the retry is a replay
 
 	var s tourShop
 	for range 3 { // fresh or replayed, then from the store after a lookup, then again

@@ -67,8 +67,8 @@ var (
 // Validate refuses, with a *idempay.ValidationError, what Stripe would
 // refuse or what the adapter cannot send faithfully.
 func (p Provider) Validate(req idempay.ChargeRequest) error {
-	if p.APIVersion != "" && !wire.Printable(p.APIVersion) {
-		return wire.Invalid("Provider.APIVersion", "must be printable ASCII without spaces")
+	if err := p.validateVersion(); err != nil {
+		return err
 	}
 	amount, err := toStripe(req.Currency, req.Amount)
 	if err != nil {

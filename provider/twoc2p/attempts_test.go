@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,7 +20,7 @@ import (
 // request to 2C2P: no token request, no inquiry.
 func TestTwoC2PPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
+	srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store)
 	ctx := context.Background()
 	ch, err := c.Charge(ctx, tc2pOrder("ORDER1"))
@@ -57,7 +57,7 @@ func TestTwoC2PPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 	}
 	assert.Equal(t, before, srv.Stats(), "no token request, no inquiry")
 	assert.Equal(t, 1, srv.Len())
-	require.NoError(t, srv.Check())
+	require.NoError(t, srv.CheckInvoices())
 }
 
 // Issue 9: the customer's card is declined on 2C2P's page, and the order
@@ -69,7 +69,7 @@ func TestTwoC2PPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 // would stay unknown for ever, blocking every later attempt.
 func TestTwoC2PDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pIntentOf)
+	srv, url := tc2pServe(t, tc2pFake{}, store, tc2pIntentOf)
 	c := tc2pClient(t, url, store)
 	ctx := context.Background()
 	ch, err := c.Charge(ctx, tc2pOrder("ORDER1"))
@@ -86,7 +86,7 @@ func TestTwoC2PDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 	require.NoError(t, lerr)
 	assert.Equal(t, 2, rec.Attempt, "the other parameters began attempt 2")
 	assert.NotEqual(t, rec.History[0].Key, rec.Key, "with a new key")
-	require.NoError(t, srv.Check(), "one key never opened two transactions")
+	require.NoError(t, srv.CheckInvoices(), "one key never opened two transactions")
 	assert.Zero(t, paidTransactions(srv), "nothing is paid")
 
 	// Attempt 2 opens a payment of its own, under its own invoice.
@@ -96,7 +96,7 @@ func TestTwoC2PDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 	require.True(t, ok, "attempt 2's invoice %s", inv2)
 	assert.Equal(t, rec.Key, txn.IdempotencyID)
 	assert.Equal(t, txn.PaymentToken, ch.ID)
-	assert.Equal(t, fake2c2p.AwaitingPayment, txn.State)
+	assert.Equal(t, twoc2ptest.AwaitingPayment, txn.State)
 	assert.Zero(t, srv.Stats().Existing, "no token request met an existing invoice (9015)")
 
 	// The customer pays it, and the intent is paid once.
@@ -109,19 +109,19 @@ func TestTwoC2PDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 	paidTxn, _ := srv.Transaction(inv2)
 	assert.Equal(t, paidTxn.TranRef, done.ID)
 	keys := map[string]bool{}
-	for inv, ks := range srv.Stats().KeysByInvoice {
+	for inv, ks := range srv.Stats().Token.Keys {
 		assert.Len(t, ks, 1, "invoice %s carried one key", inv)
 		for _, k := range ks {
 			keys[k] = true
 		}
 	}
 	assert.Len(t, keys, 2, "two attempts, two keys")
-	assert.Len(t, srv.Stats().KeysByInvoice, 2, "two invoices")
+	assert.Len(t, srv.Stats().Token.Keys, 2, "two invoices")
 	assert.Equal(t, 2, srv.Len())
 	first, _ := srv.Transaction("ORDER1")
-	assert.Equal(t, fake2c2p.Declined, first.State, "attempt 1 stays declined")
+	assert.Equal(t, twoc2ptest.Declined, first.State, "attempt 1 stays declined")
 	assert.Equal(t, 1, paidTransactions(srv), "one payment")
-	require.NoError(t, srv.Check())
+	require.NoError(t, srv.CheckInvoices())
 
 	// A charge of the paid intent with other parameters (a third card, a
 	// double-click with its own key) is answered by the success from the
@@ -145,17 +145,17 @@ func TestTwoC2PDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 
 // A lost answer on attempt 2 is settled by Payment Inquiry on attempt 2's
 // invoice, never by attempt 1's decline: whether the lost request opened
-// the payment (faults.Post: the inquiry finds it pending) or never reached
-// 2C2P (faults.Pre: the inquiry proves it absent, and the request is sent
+// the payment (fakes.Post: the inquiry finds it pending) or never reached
+// 2C2P (fakes.Pre: the inquiry proves it absent, and the request is sent
 // again under the same invoice and key).
 func TestTwoC2PLostAnswerOnAttemptTwoSettlesByItsOwnInvoice(t *testing.T) {
-	for name, fault := range map[string]faults.Fault{"opened, answer lost": faults.Post, "never arrived": faults.Pre} {
+	for name, fault := range map[string]fakes.Fault{"opened, answer lost": fakes.Post, "never arrived": fakes.Pre} {
 		t.Run(name, func(t *testing.T) {
 			store := memstore.New()
 			var mu sync.Mutex
 			var inquiries []string
-			cfg := fake2c2p.Config{OnRequest: func(info fake2c2p.RequestInfo) {
-				if info.Endpoint == fake2c2p.Inquiry {
+			cfg := tc2pFake{hook: func(info twoc2ptest.RequestInfo) {
+				if info.Endpoint == twoc2ptest.Inquiry {
 					mu.Lock()
 					inquiries = append(inquiries, info.InvoiceNo)
 					mu.Unlock()
@@ -171,7 +171,7 @@ func TestTwoC2PLostAnswerOnAttemptTwoSettlesByItsOwnInvoice(t *testing.T) {
 			require.ErrorIs(t, err, idempay.ErrDeclined)
 
 			inv2 := tc2pAttemptInvoice(t, "ORDER1", 2, false)
-			srv.InjectToken(inv2, fault)
+			srv.Fail(inv2, fault)
 			mu.Lock()
 			inquiries = nil
 			mu.Unlock()
@@ -193,13 +193,13 @@ func TestTwoC2PLostAnswerOnAttemptTwoSettlesByItsOwnInvoice(t *testing.T) {
 			for _, inv := range asked {
 				assert.Equal(t, inv2, inv, "only attempt 2's invoice is asked about")
 			}
-			if fault == faults.Post {
+			if fault == fakes.Post {
 				assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
 				assert.Equal(t, inv2, ch.ID, "found by inquiry: the invoice names the charge")
-				assert.Equal(t, 2, srv.Stats().TokenRequests, "found: not sent again")
+				assert.Equal(t, 2, srv.Stats().Token.Requests, "found: not sent again")
 			} else {
 				assert.Equal(t, txn.PaymentToken, ch.ID, "sent again under the same invoice, answered")
-				assert.Equal(t, 3, srv.Stats().TokenRequests, "proved absent: sent again")
+				assert.Equal(t, 3, srv.Stats().Token.Requests, "proved absent: sent again")
 			}
 			assert.Zero(t, srv.Stats().Existing, "no token request met an existing invoice (9015)")
 
@@ -209,7 +209,7 @@ func TestTwoC2PLostAnswerOnAttemptTwoSettlesByItsOwnInvoice(t *testing.T) {
 			assert.Equal(t, idempay.StateSucceeded, done.State)
 			assert.Equal(t, 2, done.Attempt)
 			assert.Equal(t, 1, paidTransactions(srv))
-			require.NoError(t, srv.Check())
+			require.NoError(t, srv.CheckInvoices())
 		})
 	}
 }
@@ -229,10 +229,10 @@ func tc2pAttemptInvoice(t *testing.T, id string, n int, qr bool) string {
 	return inv
 }
 
-func paidTransactions(srv *fake2c2p.Server) int {
+func paidTransactions(srv *twoc2ptest.Server) int {
 	n := 0
 	for _, txn := range srv.Transactions() {
-		if txn.State == fake2c2p.Paid {
+		if txn.State == twoc2ptest.Paid {
 			n++
 		}
 	}

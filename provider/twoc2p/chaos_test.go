@@ -2,6 +2,7 @@ package twoc2p_test
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"sync"
@@ -9,9 +10,9 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/idempay/idempay/internal/chaos"
-	"github.com/idempay/idempay/internal/fake2c2p"
-	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/require"
 )
@@ -23,13 +24,13 @@ var chaosIntents = flag.Int("chaos.intents", 500, "intents charged by the chaos 
 // intents stay unknown after the first pass and must be settled by the
 // second.
 var (
-	tc2pChaosToken   = faults.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
-	tc2pChaosInquiry = faults.Rates{Pre: 0.03, Unavailable: 0.03}
+	tc2pChaosToken   = fakes.Rates{Pre: 0.10, Mid: 0.10, Post: 0.10, Unavailable: 0.05}
+	tc2pChaosInquiry = fakes.Rates{Pre: 0.03, Unavailable: 0.03}
 )
 
 // tc2pView shows the fake gateway to the chaos harness. 2C2P has no
 // replay header, so LastReplayed has nothing to say.
-type tc2pView struct{ srv *fake2c2p.Server }
+type tc2pView struct{ srv *twoc2ptest.Server }
 
 func (v tc2pView) Charges(id string) int {
 	if _, ok := v.srv.Transaction(id); ok { // chaos intent IDs are their invoice numbers
@@ -37,14 +38,14 @@ func (v tc2pView) Charges(id string) int {
 	}
 	return 0
 }
-func (v tc2pView) Keys(id string) []string          { return v.srv.Stats().KeysByInvoice[id] }
+func (v tc2pView) Keys(id string) []string          { return v.srv.Stats().Token.Keys[id] }
 func (v tc2pView) LastReplayed(string) (bool, bool) { return false, false }
 func (v tc2pView) Faults(on bool) {
-	tok, inq := faults.Rates{}, faults.Rates{}
+	tok, inq := fakes.Rates{}, fakes.Rates{}
 	if on {
 		tok, inq = tc2pChaosToken, tc2pChaosInquiry
 	}
-	if err := v.srv.SetFaults(tok, inq); err != nil {
+	if err := errors.Join(v.srv.SetFaultRates(tok), v.srv.SetEndpointFaultRates(twoc2ptest.Inquiry, inq)); err != nil {
 		panic(err)
 	}
 }
@@ -57,7 +58,7 @@ func (v tc2pView) Faults(on bool) {
 // as succeeded by inquiry without another token request.
 func TestChaosTwoC2P(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{Seed: 11}, store, tc2pSameInvoice)
+	srv, url := tc2pServe(t, tc2pFake{opts: []twoc2ptest.Option{twoc2ptest.WithFaultRates(fakes.Rates{}, 11)}}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store, func(cfg *idempay.Config) {
 		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
 			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
@@ -87,10 +88,10 @@ func TestChaosTwoC2P(t *testing.T) {
 	st := srv.Stats()
 	require.Equal(t, *chaosIntents, rep.Pending+rep.Settled, "every intent pending, on the first pass or the second")
 	require.Zero(t, rep.Succeeded, "nobody has paid yet: nothing may read as succeeded")
-	require.NoError(t, srv.Check())
+	require.NoError(t, srv.CheckInvoices())
 	require.Equal(t, *chaosIntents, srv.Len(), "one transaction per intent and none besides")
 	require.Zero(t, st.Existing, "no token request met an existing invoice: every resend followed a not-found")
-	require.EqualValues(t, st.TokenRequests, rep.Attempts, "the client counted every token request the gateway received")
+	require.EqualValues(t, st.Token.Requests, rep.Attempts, "the client counted every token request the gateway received")
 
 	byLookup, undelivered := 0, 0
 	for _, txn := range srv.Transactions() {
@@ -109,7 +110,7 @@ func TestChaosTwoC2P(t *testing.T) {
 
 	// The customers pay; charging again settles every intent by inquiry.
 	require.Equal(t, *chaosIntents, srv.PayAll())
-	sentBefore := st.TokenRequests
+	sentBefore := st.Token.Requests
 	succeeded := 0
 	for i := range *chaosIntents {
 		ch, err := c.Charge(context.Background(), idempay.ChargeRequest{IntentID: intent(i), Amount: amount(i), Currency: "THB"})
@@ -122,12 +123,12 @@ func TestChaosTwoC2P(t *testing.T) {
 		succeeded++
 	}
 	end := srv.Stats()
-	require.Equal(t, sentBefore, end.TokenRequests, "settling sent no token request")
+	require.Equal(t, sentBefore, end.Token.Requests, "settling sent no token request")
 
 	t.Logf("chaos 2C2P: %s", rep)
 	t.Logf("chaos 2C2P: gateway saw %d token requests (faults %v), %d inquiries (faults %v); %d transactions, "+
 		"%d with a lost answer, all settled by inquiry; %d intents settled by inquiry in all; 9015 answers %d; "+
 		"after payment %d/%d succeeded by inquiry with %d further inquiries",
-		st.TokenRequests, st.TokenFaults, st.Inquiries, st.InquiryFaults, srv.Len(), undelivered, byLookup,
-		st.Existing, succeeded, *chaosIntents, end.Inquiries-st.Inquiries)
+		st.Token.Requests, st.Token.Faults, st.Inquiry.Requests, st.Inquiry.Faults, srv.Len(), undelivered, byLookup,
+		st.Existing, succeeded, *chaosIntents, end.Inquiry.Requests-st.Inquiry.Requests)
 }

@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/twoc2p"
 	"github.com/stretchr/testify/assert"
@@ -29,7 +29,7 @@ import (
 
 func TestTwoC2PChargeOpensPaymentThenSettlesByInquiry(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
+	srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store)
 	ctx := context.Background()
 
@@ -41,7 +41,7 @@ func TestTwoC2PChargeOpensPaymentThenSettlesByInquiry(t *testing.T) {
 	txn, ok := srv.Transaction("ORDER1")
 	require.True(t, ok)
 	assert.Equal(t, txn.PaymentToken, ch.ID)
-	assert.Equal(t, fake2c2p.DefaultWebPaymentBase+txn.PaymentToken, ch.AuthorizeURL)
+	assert.Equal(t, twoc2ptest.DefaultWebPaymentBase+txn.PaymentToken, ch.AuthorizeURL)
 	assert.Equal(t, ch.Key, txn.IdempotencyID, "the intent's key travels as idempotencyID")
 	assert.Equal(t, "1234.56", txn.Amount)
 	assert.Equal(t, "THB", txn.CurrencyCode)
@@ -73,9 +73,9 @@ func TestTwoC2PChargeOpensPaymentThenSettlesByInquiry(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, idempay.ReplayFromStore, ch.ReplayedFrom)
 	assert.Equal(t, before, srv.Stats())
-	assert.Equal(t, 1, srv.Stats().TokenRequests)
+	assert.Equal(t, 1, srv.Stats().Token.Requests)
 	assert.Equal(t, 1, srv.Len())
-	require.NoError(t, srv.Check())
+	require.NoError(t, srv.CheckInvoices())
 }
 
 // TestTwoC2PLostAnswers covers each fault of a first token request: the
@@ -83,29 +83,29 @@ func TestTwoC2PChargeOpensPaymentThenSettlesByInquiry(t *testing.T) {
 // 9015, and opens exactly one transaction.
 func TestTwoC2PLostAnswers(t *testing.T) {
 	for _, tc := range []struct {
-		fault         faults.Fault
+		fault         fakes.Fault
 		tokenRequests int
 		from          idempay.ReplaySource // "" for a fresh answer
-		state         fake2c2p.State
+		state         twoc2ptest.State
 	}{
-		{faults.Pre, 2, "", fake2c2p.AwaitingPayment},         // not found -> resent -> answered
-		{faults.Unavailable, 2, "", fake2c2p.AwaitingPayment}, // the same after a 503
-		{faults.Internal, 2, "", fake2c2p.AwaitingPayment},    // and after a 500 9999
-		{faults.Mid, 1, idempay.ReplayFromLookup, fake2c2p.InProgress},
-		{faults.Post, 1, idempay.ReplayFromLookup, fake2c2p.AwaitingPayment},
+		{fakes.Pre, 2, "", twoc2ptest.AwaitingPayment},         // not found -> resent -> answered
+		{fakes.Unavailable, 2, "", twoc2ptest.AwaitingPayment}, // the same after a 503
+		{fakes.Internal, 2, "", twoc2ptest.AwaitingPayment},    // and after a 500 9999
+		{fakes.Mid, 1, idempay.ReplayFromLookup, twoc2ptest.InProgress},
+		{fakes.Post, 1, idempay.ReplayFromLookup, twoc2ptest.AwaitingPayment},
 	} {
 		t.Run(tc.fault.String(), func(t *testing.T) {
 			store := memstore.New()
-			srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
-			srv.InjectToken("ORDER1", tc.fault)
+			srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
+			srv.Fail("ORDER1", tc.fault)
 			c := tc2pClient(t, url, store)
 			ch, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
 			requirePending(t, ch, err)
 			assert.Equal(t, idempay.StatePending, ch.State)
 			assert.Equal(t, tc.from, ch.ReplayedFrom)
 			st := srv.Stats()
-			assert.Equal(t, tc.tokenRequests, st.TokenRequests)
-			assert.Equal(t, 1, st.Inquiries, "one inquiry before the resend decision")
+			assert.Equal(t, tc.tokenRequests, st.Token.Requests)
+			assert.Equal(t, 1, st.Inquiry.Requests, "one inquiry before the resend decision")
 			assert.Zero(t, st.Existing, "no resend ever met an existing invoice")
 			assert.Equal(t, 1, srv.Len())
 			txn, _ := srv.Transaction("ORDER1")
@@ -125,9 +125,9 @@ func TestTwoC2PLostAnswers(t *testing.T) {
 // asks again before anything is resent.
 func TestTwoC2PUnansweredInquiryLeavesUnknown(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
-	srv.InjectToken("ORDER1", faults.Post)
-	srv.InjectInquiry("ORDER1", faults.Unavailable)
+	srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
+	srv.Fail("ORDER1", fakes.Post)
+	srv.FailInquiry("ORDER1", fakes.Unavailable)
 	c := tc2pClient(t, url, store)
 
 	_, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
@@ -143,8 +143,8 @@ func TestTwoC2PUnansweredInquiryLeavesUnknown(t *testing.T) {
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
 	assert.Equal(t, rec.Key, ch.Key)
 	st := srv.Stats()
-	assert.Equal(t, 1, st.TokenRequests, "never resent")
-	assert.Equal(t, 2, st.Inquiries)
+	assert.Equal(t, 1, st.Token.Requests, "never resent")
+	assert.Equal(t, 2, st.Inquiry.Requests)
 	assert.Zero(t, st.Existing)
 }
 
@@ -152,7 +152,7 @@ func TestTwoC2PUnansweredInquiryLeavesUnknown(t *testing.T) {
 // Here the store lost the intent, and the caller re-sends it with the key it
 // persisted itself: 2C2P refuses the invoice, the inquiry finds it.
 func TestTwoC2PExistingInvoiceIsSettledByInquiry(t *testing.T) {
-	srv, url := tc2pServe(t, fake2c2p.Config{}, nil, nil)
+	srv, url := tc2pServe(t, tc2pFake{}, nil, nil)
 	req := tc2pOrder("ORDER1")
 	req.Key = "caller-key-1"
 	ch, err := tc2pClient(t, url, memstore.New()).Charge(context.Background(), req)
@@ -168,7 +168,7 @@ func TestTwoC2PExistingInvoiceIsSettledByInquiry(t *testing.T) {
 	assert.Equal(t, 1, srv.Len())
 
 	// With plain error answers too.
-	srv, url = tc2pServe(t, fake2c2p.Config{PlainErrors: true}, nil, nil)
+	srv, url = tc2pServe(t, tc2pFake{opts: []twoc2ptest.Option{twoc2ptest.WithPlainErrors()}}, nil, nil)
 	ch, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), req)
 	requirePending(t, ch, err)
 	ch, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), req)
@@ -181,7 +181,7 @@ func TestTwoC2PExistingInvoiceIsSettledByInquiry(t *testing.T) {
 // key (another intent mapping to the same invoiceNo, or a lost record with
 // a new key) is never claimed as this intent's charge, nor called failed.
 func TestTwoC2PInvoiceOfAnotherKeyIsUnknown(t *testing.T) {
-	srv, url := tc2pServe(t, fake2c2p.Config{}, nil, nil)
+	srv, url := tc2pServe(t, tc2pFake{}, nil, nil)
 	ch, err := tc2pClient(t, url, memstore.New()).Charge(context.Background(), tc2pOrder("ORDER1"))
 	requirePending(t, ch, err)
 
@@ -193,7 +193,7 @@ func TestTwoC2PInvoiceOfAnotherKeyIsUnknown(t *testing.T) {
 
 	// Without the echo the inquiry cannot tell, and the found invoice
 	// settles the intent: documented, and why the echo check exists.
-	srv, url = tc2pServe(t, fake2c2p.Config{NoIdempotencyEcho: true}, nil, nil)
+	srv, url = tc2pServe(t, tc2pFake{opts: []twoc2ptest.Option{twoc2ptest.WithoutIdempotencyEcho()}}, nil, nil)
 	ch, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), tc2pOrder("ORDER1"))
 	requirePending(t, ch, err)
 	ch, err = tc2pClient(t, url, memstore.New()).Charge(context.Background(), tc2pOrder("ORDER1"))
@@ -204,7 +204,7 @@ func TestTwoC2PInvoiceOfAnotherKeyIsUnknown(t *testing.T) {
 
 func TestTwoC2PDeclineIsFinal(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
+	srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store)
 	ch, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
 	requirePending(t, ch, err)
@@ -223,7 +223,7 @@ func TestTwoC2PDeclineIsFinal(t *testing.T) {
 	}
 	rec, _ := c.Record(context.Background(), "ORDER1")
 	assert.Equal(t, idempay.StateFailed, rec.State)
-	assert.Equal(t, 1, srv.Stats().Inquiries, "the second answer came from the store")
+	assert.Equal(t, 1, srv.Stats().Inquiry.Requests, "the second answer came from the store")
 }
 
 // TestTwoC2PRefusals: answers that prove nothing was done end the charge
@@ -231,7 +231,7 @@ func TestTwoC2PDeclineIsFinal(t *testing.T) {
 func TestTwoC2PRefusals(t *testing.T) {
 	t.Run("wrong secret", func(t *testing.T) {
 		store := memstore.New()
-		srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
+		srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
 		c := tc2pClient(t, url, store, func(cfg *idempay.Config) { cfg.Credentials = "not-the-merchant-secret" })
 		_, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
 		require.Error(t, err)
@@ -243,23 +243,23 @@ func TestTwoC2PRefusals(t *testing.T) {
 	})
 	t.Run("unknown merchant", func(t *testing.T) {
 		store := memstore.New()
-		_, url := tc2pServe(t, fake2c2p.Config{MerchantID: "OTHER"}, store, tc2pSameInvoice)
+		_, url := tc2pServe(t, tc2pFake{opts: []twoc2ptest.Option{twoc2ptest.WithMerchant("OTHER", tc2pSecret.Reveal())}}, store, tc2pSameInvoice)
 		_, err := tc2pClient(t, url, store).Charge(context.Background(), tc2pOrder("ORDER1"))
 		assert.ErrorIs(t, err, idempay.ErrConfig)
 		assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
 	})
 	t.Run("no secret configured", func(t *testing.T) {
 		store := memstore.New()
-		srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
+		srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
 		_, err := tc2pClient(t, url, store, func(cfg *idempay.Config) { cfg.Credentials = "" }).Charge(context.Background(), tc2pOrder("ORDER1"))
 		require.Error(t, err)
 		assert.ErrorIs(t, err, idempay.ErrTwoC2PNoSecret)
 		assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
-		assert.Zero(t, srv.Stats().TokenRequests+srv.Stats().Rejected, "nothing was sent")
+		assert.Zero(t, srv.Stats().Token.Requests+srv.Stats().Rejected, "nothing was sent")
 	})
 	t.Run("bad input", func(t *testing.T) {
 		store := memstore.New()
-		srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
+		srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
 		req := tc2pOrder("ORDER1")
 		req.Source = "tokn_test"
 		_, err := tc2pClient(t, url, store).Charge(context.Background(), req)
@@ -268,7 +268,7 @@ func TestTwoC2PRefusals(t *testing.T) {
 		assert.Equal(t, "Source", ve.Field)
 		_, lerr := store.Load(context.Background(), tc2pNS, "ORDER1")
 		assert.ErrorIs(t, lerr, idempay.ErrNotFound, "refused before anything is stored")
-		assert.Zero(t, srv.Stats().TokenRequests)
+		assert.Zero(t, srv.Stats().Token.Requests)
 	})
 }
 
@@ -276,11 +276,11 @@ func TestTwoC2PRefusals(t *testing.T) {
 // verify is unknown, and the inquiry (properly signed) settles it.
 func TestTwoC2PBadAnswerSignatureIsNeverSuccess(t *testing.T) {
 	store := memstore.New()
-	srv, _ := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
+	srv, _ := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
 	var tokenAnswers atomic.Int32
 	// A proxy that re-signs token answers with another key.
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != fake2c2p.TokenPath {
+		if r.URL.Path != twoc2ptest.TokenPath {
 			srv.ServeHTTP(w, r)
 			return
 		}
@@ -290,8 +290,8 @@ func TestTwoC2PBadAnswerSignatureIsNeverSuccess(t *testing.T) {
 		var body struct{ Payload string }
 		_ = json.Unmarshal(rec.Body.Bytes(), &body)
 		parts := strings.Split(body.Payload, ".")
-		forged := fake2c2p.Forge(`{"alg":"HS256","typ":"JWT"}`, string(tc2pB64Decode(t, parts[1])), []byte("mitm-key"), sha256.New)
-		_, _ = w.Write(fake2c2p.Body(forged))
+		forged := twoc2ptest.Forge(`{"alg":"HS256","typ":"JWT"}`, string(tc2pB64Decode(t, parts[1])), []byte("mitm-key"), sha256.New)
+		_, _ = w.Write(twoc2ptest.Body(forged))
 	}))
 	t.Cleanup(proxy.Close)
 
@@ -315,28 +315,28 @@ func TestTwoC2PHashedIntentIDs(t *testing.T) {
 		intentOf[inv] = id
 	}
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, func(inv string) string { return intentOf[inv] })
+	srv, url := tc2pServe(t, tc2pFake{}, store, func(inv string) string { return intentOf[inv] })
 	c := tc2pClient(t, url, store, func(cfg *idempay.Config) {
 		cfg.Provider = twoc2p.Provider{MerchantID: tc2pMerchant, PaymentChannel: []string{"PPQR"}}
 	})
 	for _, id := range ids {
-		srv.InjectToken(tc2pInvoice(t, id, true), faults.Post) // every answer lost: the inquiry must find each
+		srv.Fail(tc2pInvoice(t, id, true), fakes.Post) // every answer lost: the inquiry must find each
 		ch, err := c.Charge(context.Background(), tc2pOrder(id))
 		requirePending(t, ch, err, id)
 		assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom, id)
 		assert.Equal(t, tc2pInvoice(t, id, true), ch.ID)
 	}
 	assert.Equal(t, len(ids), srv.Len())
-	require.NoError(t, srv.Check())
+	require.NoError(t, srv.CheckInvoices())
 }
 
 // TestTwoC2PSecretNeverLeaks looks for the secret in everything a caller
 // or a log can see.
 func TestTwoC2PSecretNeverLeaks(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
-	srv.InjectToken("ORDER2", faults.Post)
-	srv.InjectInquiry("ORDER2", faults.Pre)
+	srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
+	srv.Fail("ORDER2", fakes.Post)
+	srv.FailInquiry("ORDER2", fakes.Pre)
 	var logs bytes.Buffer
 	c := tc2pClient(t, url, store, func(cfg *idempay.Config) {
 		cfg.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -84,4 +84,21 @@
 // frontendReturnUrl; Extra keys "userDefined1" to "userDefined5" give those
 // fields. Source, Customer and Metadata have no place in a token request
 // and are refused, as are other Extra keys.
+//
+// # Refunds, captures and cancels
+//
+// Client.Refund, Client.Capture and Client.Cancel go through 2C2P's Payment
+// Maintenance API (Payment Action 2.0): processType R refunds, S settles
+// (2C2P's capture of a pre-authorised payment, in part or whole), V voids;
+// RS (Refund Status) and I (inquiry) look them up. Each request is the
+// charge's invoiceNo and the operation's key as idempotencyID, in XML
+// encrypted to 2C2P's RSA key (JWE) and signed with the merchant's (JWS);
+// the keys are Provider.Maintenance (see ParseMaintenanceKeys), never
+// printed, and without them the three calls are refused with
+// idempay.ErrNotSupported before anything is stored. 2C2P replays nothing,
+// so an operation that may have reached it is resent only after its lookup
+// proves it absent; a refusal is read as speaking for its own request only.
+// Provider.ManualSettlement makes paid charges authorisations, to be
+// captured or cancelled. OPERATIONS.md in this directory has the outcome
+// tables, and what 2C2P's documentation does not confirm.
 package twoc2p

@@ -2,12 +2,13 @@ package twoc2p_test
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
 	"errors"
 	"fmt"
-	"net/http/httptest"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/twoc2p"
 )
@@ -19,12 +20,11 @@ import (
 // https://pgw.2c2p.com (or https://sandbox-pgw.2c2p.com) and Credentials
 // the merchant secret key.
 func ExampleProvider() {
-	gateway := fake2c2p.New(fake2c2p.Config{MerchantID: "JT01", Secret: "merchant-secret-key"})
-	ts := httptest.NewServer(gateway)
-	defer ts.Close()
+	gateway := twoc2ptest.NewServer(twoc2ptest.WithMerchant("JT01", "merchant-secret-key"))
+	defer gateway.Close()
 
 	client, err := idempay.New(idempay.Config{
-		BaseURL:     ts.URL,
+		BaseURL:     gateway.URL,
 		Credentials: "merchant-secret-key",
 		Provider:    twoc2p.Provider{MerchantID: "JT01", PaymentChannel: []string{"CC"}},
 		Store:       memstore.New(),
@@ -85,7 +85,7 @@ func ExampleRedirectRequestHash() {
 // answer can say a token was issued.
 func ExampleParseResponse() {
 	signer := idempay.TwoC2PSigner{Secret: "merchant-secret-key"}
-	signed := fake2c2p.Body(fake2c2p.SignHS256(`{"paymentToken":"tok","webPaymentUrl":"https://pay.example/tok",`+
+	signed := twoc2ptest.Body(twoc2ptest.SignHS256(`{"paymentToken":"tok","webPaymentUrl":"https://pay.example/tok",`+
 		`"respCode":"0000","respDesc":"Success"}`, "merchant-secret-key"))
 	r, err := twoc2p.ParseResponse(signer, signed)
 	if err != nil {
@@ -98,4 +98,51 @@ func ExampleParseResponse() {
 	// Output:
 	// true 0000 tok
 	// true
+}
+
+// Refund a 2C2P charge through Payment Maintenance. The adapter needs the
+// merchant's RSA private key and 2C2P's public key (in production:
+// twoc2p.ParseMaintenanceKeys of the PEM files, and MaintenanceURL set to
+// 2C2P's Payment Action host); the fake gateway makes 2C2P's key and is
+// told the merchant's.
+func ExampleProvider_refund() {
+	merchantKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		panic(err)
+	}
+	gateway := twoc2ptest.NewServer(twoc2ptest.WithMerchant("JT01", "merchant-secret-key"),
+		twoc2ptest.WithMerchantKey(&merchantKey.PublicKey))
+	defer gateway.Close()
+
+	client, err := idempay.New(idempay.Config{
+		BaseURL:     gateway.URL,
+		Credentials: "merchant-secret-key",
+		Provider: twoc2p.Provider{MerchantID: "JT01",
+			Maintenance: twoc2p.MaintenanceKeys{Merchant: merchantKey, Gateway: gateway.GatewayKey()}},
+		Store: memstore.New(),
+	})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	order := idempay.ChargeRequest{IntentID: "ORDER20240002", Amount: 150000, Currency: "THB"}
+	_, _ = client.Charge(ctx, order) // pending: the customer pays on 2C2P's page
+	_ = gateway.Pay("ORDER20240002") // which they do
+	if _, err := client.Charge(ctx, order); err != nil {
+		panic(err)
+	}
+
+	refund, err := client.Refund(ctx, idempay.RefundRequest{RefundID: "refund-0002-1", IntentID: "ORDER20240002",
+		Amount: 50000, Currency: "THB"})
+	switch idempay.OutcomeOf(err) {
+	case idempay.OutcomeSucceeded:
+		fmt.Println(refund.Status, refund.Amount, refund.Currency)
+	default: // pending, failed or unknown: see Client.Refund
+		fmt.Println(err)
+	}
+	ledger, _ := client.Ledger(ctx, "ORDER20240002")
+	fmt.Println("refundable:", ledger.Refundable)
+	// Output:
+	// RF 50000 THB
+	// refundable: 100000
 }

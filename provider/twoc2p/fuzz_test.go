@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/idempay/idempay/provider/twoc2p"
 )
 
@@ -77,7 +77,7 @@ func FuzzTwoC2PResponse(f *testing.F) {
 		tc2pSigned("0000", `"exp":1000`),
 		tc2pPlain("9015"),
 		tc2pPlain("0000"),
-		`{"payload":"` + fake2c2p.Forge(`{"alg":"none"}`, `{"respCode":"0000"}`, nil, nil) + `"}`,
+		`{"payload":"` + twoc2ptest.Forge(`{"alg":"none"}`, `{"respCode":"0000"}`, nil, nil) + `"}`,
 		`{"payload":1}`,
 		`<html>503</html>`,
 		``,

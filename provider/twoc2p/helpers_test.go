@@ -2,12 +2,11 @@ package twoc2p_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/idempay/idempay/provider/twoc2p"
 	"github.com/stretchr/testify/require"
 )
@@ -19,24 +18,29 @@ const (
 	tc2pNS                      = "2c2p:default"
 )
 
+// tc2pFake is what a test asks of its fake gateway: options, and a hook
+// of its own, called after tc2pServe's check.
+type tc2pFake struct {
+	opts []twoc2ptest.Option
+	hook func(twoc2ptest.RequestInfo)
+}
+
 // tc2pServe starts a fake 2C2P gateway for the test's merchant. invoiceOf
 // maps an invoiceNo back to the intent the test charged under it; when it
 // is set, every verified request is checked against store: the intent must
 // be reserved, with the idempotencyID of a token request as its key,
-// before the request arrives. A cfg.OnRequest of the test's is kept.
-func tc2pServe(t *testing.T, cfg fake2c2p.Config, store idempay.KeyStore, intentOf func(invoiceNo string) string) (*fake2c2p.Server, string) {
+// before the request arrives. The test's own hook is kept.
+func tc2pServe(t *testing.T, f tc2pFake, store idempay.KeyStore, intentOf func(invoiceNo string) string) (*twoc2ptest.Server, string) {
 	t.Helper()
-	if cfg.MerchantID == "" {
-		cfg.MerchantID = tc2pMerchant
-	}
-	if cfg.Secret == "" {
-		cfg.Secret = tc2pSecret.Reveal()
-	}
+	hook := f.hook
 	if store != nil && intentOf != nil {
-		also := cfg.OnRequest // the test's own, called after the check
-		cfg.OnRequest = func(info fake2c2p.RequestInfo) {
+		also := f.hook // the test's own, called after the check
+		hook = func(info twoc2ptest.RequestInfo) {
 			if also != nil {
 				defer also(info)
+			}
+			if info.Endpoint == twoc2ptest.Maintenance {
+				return
 			}
 			intent := intentOf(info.InvoiceNo)
 			rec, err := store.Load(context.Background(), tc2pNS, intent)
@@ -44,16 +48,19 @@ func tc2pServe(t *testing.T, cfg fake2c2p.Config, store idempay.KeyStore, intent
 			case err != nil:
 				t.Errorf("2C2P %s request for invoice %s (intent %q) arrived before the store held the intent: %v",
 					info.Endpoint, info.InvoiceNo, intent, err)
-			case info.Endpoint == fake2c2p.Token && rec.Key != info.IdempotencyID:
+			case info.Endpoint == twoc2ptest.Token && rec.Key != info.IdempotencyID:
 				t.Errorf("token request for intent %q carries idempotencyID %q, store holds key %q",
 					intent, info.IdempotencyID, rec.Key)
 			}
 		}
 	}
-	srv := fake2c2p.New(cfg)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	return srv, ts.URL
+	opts := append([]twoc2ptest.Option{twoc2ptest.WithMerchant(tc2pMerchant, tc2pSecret.Reveal())}, f.opts...)
+	if hook != nil {
+		opts = append(opts, twoc2ptest.WithHook(hook))
+	}
+	srv := twoc2ptest.NewServer(opts...)
+	t.Cleanup(srv.Close)
+	return srv, srv.URL
 }
 
 // tc2pClient is a Client speaking 2C2P to url with fast retries.
@@ -95,7 +102,7 @@ func tc2pOrder(id string) idempay.ChargeRequest {
 func tc2pSameInvoice(invoiceNo string) string { return invoiceNo }
 
 // tc2pHS256 signs claims with the test secret, by hand.
-func tc2pHS256(claims string) string { return fake2c2p.SignHS256(claims, tc2pSecret.Reveal()) }
+func tc2pHS256(claims string) string { return twoc2ptest.SignHS256(claims, tc2pSecret.Reveal()) }
 
 // tc2pNow is the fixed clock of the expiry tests: 2025-01-01T00:00:00Z.
 var tc2pNow = time.Unix(1735689600, 0)

@@ -58,7 +58,43 @@ func (p Provider) lookup(ctx context.Context, hc *http.Client, t idempay.Target,
 		return idempay.Verdict{Kind: idempay.KindUnknown, Err: &idempay.APIError{Code: q.resp.RespCode,
 			Message: "invoice " + invoiceNo + " may be another intent's: the answer does not echo this intent's idempotencyID"}}, nil
 	}
+	if p.ManualSettlement && v.Kind == idempay.KindSucceeded && v.Charge != nil {
+		return p.settlement(ctx, hc, t, invoiceNo, v), nil
+	}
 	return v, nil
+}
+
+// settlement completes the verdict of a paid invoice of a merchant account
+// with manual settlement (Provider.ManualSettlement) from Payment
+// Maintenance's inquiry: approved and not settled (A) is an authorisation;
+// settled, ready for settlement or refunded since, a captured charge;
+// anything else, or no readable sealed answer, unknown: Payment Inquiry
+// says paid, and nothing says whether the money is held or moved.
+func (p Provider) settlement(ctx context.Context, hc *http.Client, t idempay.Target, invoiceNo string, v idempay.Verdict) idempay.Verdict {
+	const why = "paid; whether it was settled is unknown: "
+	act, err := p.inquireAction(ctx, hc, t, processInquiry, invoiceNo)
+	if err != nil {
+		return unknownVerdict("settlement_unknown", why+"Payment Maintenance did not answer: "+err.Error())
+	}
+	a, uv, ok := lookupAnswer(act, p.MerchantID, invoiceNo, processInquiry)
+	switch {
+	case !ok:
+		uv.Err.Message = why + uv.Err.Message
+		return uv
+	case a.RespCode != actionOK:
+		return unknownVerdict(a.RespCode, why+a.RespDesc)
+	}
+	ch := *v.Charge
+	switch {
+	case a.Status == "A":
+		ch.Authorized = true
+	case settledStatus[a.Status] || a.Status == "RS":
+	default:
+		return unknownVerdict(a.Status, "paid, but Payment Maintenance says status "+quoteOrNone(a.Status)+
+			" (voided, failed or unknown): reconcile invoice "+invoiceNo+" with 2C2P")
+	}
+	v.Charge = &ch
+	return v
 }
 
 // inquiry is one Payment Inquiry answer, read.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/twoc2p"
 	"github.com/stretchr/testify/assert"
@@ -193,7 +192,7 @@ func TestFindChargeHashedAttemptNeedsItsKey(t *testing.T) {
 func TestTwoC2PAttemptBeyondTheQRLimitIsRefusedBeforeSending(t *testing.T) {
 	const id = "order-2024-000123-ab" // hashed with a QR channel: attempts 2 to 9 fit, 10 does not
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, func(string) string { return id })
+	srv, url := tc2pServe(t, tc2pFake{}, store, func(string) string { return id })
 	c := tc2pClient(t, url, store, func(cfg *idempay.Config) {
 		cfg.Provider = twoc2p.Provider{MerchantID: tc2pMerchant, PaymentChannel: []string{"THQR"}}
 	})
@@ -214,7 +213,7 @@ func TestTwoC2PAttemptBeyondTheQRLimitIsRefusedBeforeSending(t *testing.T) {
 		require.ErrorIs(t, err, idempay.ErrDeclined, "attempt %d", n)
 	}
 	require.Equal(t, 9, srv.Len(), "nine attempts, nine invoices")
-	before := srv.Stats().TokenRequests
+	before := srv.Stats().Token.Requests
 
 	_, err := c.Charge(ctx, req(10))
 	var ve *idempay.ValidationError
@@ -222,11 +221,11 @@ func TestTwoC2PAttemptBeyondTheQRLimitIsRefusedBeforeSending(t *testing.T) {
 	assert.Equal(t, "Attempt", ve.Field)
 	assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
-	assert.Equal(t, before, srv.Stats().TokenRequests, "nothing sent for attempt 10")
+	assert.Equal(t, before, srv.Stats().Token.Requests, "nothing sent for attempt 10")
 	rec, err := c.Record(ctx, id)
 	require.NoError(t, err)
 	assert.Equal(t, 10, rec.Attempt)
 	assert.Equal(t, idempay.StateFailed, rec.State)
 	assert.Zero(t, srv.Stats().Existing, "no invoice was reused")
-	require.NoError(t, srv.Check())
+	require.NoError(t, srv.CheckInvoices())
 }

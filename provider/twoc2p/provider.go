@@ -37,6 +37,32 @@ type Provider struct {
 	// versions gave it. Set it once no intent charged by such a version
 	// can still be open.
 	NoLegacyInvoiceNo bool
+
+	// Maintenance holds the RSA keys of Payment Maintenance, which
+	// refunds (Client.Refund), settles (Client.Capture) and voids
+	// (Client.Cancel). Without them those calls are refused with
+	// idempay.ErrNotSupported before anything is stored; charges need
+	// none. The keys are never printed, logged or put in an error. See
+	// OPERATIONS.md.
+	Maintenance MaintenanceKeys
+	// MaintenanceURL is the absolute URL of Payment Maintenance. Default:
+	// MaintenancePath under Config.BaseURL, as the fake serves it; 2C2P
+	// serves it on other hosts than PGW v4.3, for example
+	// https://demo2.2c2p.com/2C2PFrontend/PaymentAction/2.0/action
+	// (sandbox) and https://t.2c2p.com/PaymentAction/2.0/action.
+	MaintenanceURL string
+	// ManualSettlement says the merchant account settles card payments
+	// only on request (2C2P's pre-authorisation): a paid charge is then
+	// an authorisation until Client.Capture settles it or Client.Cancel
+	// voids it. FindCharge asks Payment Maintenance how each paid
+	// transaction stands (processType I): approved and not settled is
+	// answered as an authorisation (Charge.Authorized, so that Charge
+	// returns idempay.ErrAuthorized, outcome pending); settled, as a
+	// captured charge; anything else, unknown. It needs Maintenance; a
+	// charge request is refused without them. Without ManualSettlement
+	// (the default) a paid charge is captured, and the charge path sends
+	// nothing to Payment Maintenance.
+	ManualSettlement bool
 }
 
 // The default paths of Provider.
@@ -78,6 +104,11 @@ func (p Provider) Validate(req idempay.ChargeRequest) error {
 	for k := range req.Extra {
 		if !slices.Contains(extraKeys[:], k) {
 			return wire.Invalid("Extra", "key %q is not one of userDefined1 to userDefined5", k)
+		}
+	}
+	if p.ManualSettlement {
+		if err := p.Maintenance.Check(); err != nil {
+			return wire.Invalid("Provider.Maintenance", "ManualSettlement needs the Payment Maintenance keys: %v", err)
 		}
 	}
 	pt, err := p.payload(req, 1, req.Key)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/idempay/idempay/provider/twoc2p"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,7 +34,7 @@ func tc2pSigned(code, extra string) string {
 	if extra != "" {
 		extra = "," + extra
 	}
-	return string(fake2c2p.Body(tc2pHS256(`{"respCode":"` + code + `","respDesc":"d"` + extra + `}`)))
+	return string(twoc2ptest.Body(tc2pHS256(`{"respCode":"` + code + `","respDesc":"d"` + extra + `}`)))
 }
 
 func tc2pPlain(code string) string { return `{"respCode":"` + code + `","respDesc":"d"}` }
@@ -75,8 +75,8 @@ func TestTwoC2PReadCharge(t *testing.T) {
 		{"9989 is not internal", 200, tc2pPlain("9989"), idempay.KindUnknown, "9989"},
 		{"unknown code", 200, tc2pPlain("1234"), idempay.KindUnknown, "1234"},
 		{"unsigned success", 200, `{"respCode":"0000","paymentToken":"tok"}`, idempay.KindUnknown, "unsigned"},
-		{"success under another key", 200, string(fake2c2p.Body(fake2c2p.Forge(`{"alg":"HS256","typ":"JWT"}`, `{"respCode":"0000"}`, []byte("other"), sha256.New))), idempay.KindUnknown, "bad_signature"},
-		{"success with alg none", 200, string(fake2c2p.Body(fake2c2p.Forge(`{"alg":"none"}`, `{"respCode":"0000"}`, nil, nil))), idempay.KindUnknown, "bad_signature"},
+		{"success under another key", 200, string(twoc2ptest.Body(twoc2ptest.Forge(`{"alg":"HS256","typ":"JWT"}`, `{"respCode":"0000"}`, []byte("other"), sha256.New))), idempay.KindUnknown, "bad_signature"},
+		{"success with alg none", 200, string(twoc2ptest.Body(twoc2ptest.Forge(`{"alg":"none"}`, `{"respCode":"0000"}`, nil, nil))), idempay.KindUnknown, "bad_signature"},
 		{"expired success", 200, tc2pSigned("0000", `"exp":1000`), idempay.KindUnknown, "bad_signature"},
 		{"garbage", 200, `<html>ok</html>`, idempay.KindUnknown, "malformed"},
 		{"empty", 200, ``, idempay.KindUnknown, "malformed"},
@@ -180,7 +180,7 @@ func TestTwoC2PFindCharge(t *testing.T) {
 		{"another invoice, not found", tc2pAdapter, 200, tc2pSigned("2002", `"invoiceNo":"ORDER2"`), idempay.KindUnknown},
 		{"another merchant", tc2pAdapter, 200, tc2pSigned("0000", `"merchantID":"JT02"`), idempay.KindUnknown},
 		{"another key", tc2pAdapter, 200, tc2pSigned("0000", `"invoiceNo":"ORDER1","idempotencyID":"key-2"`), idempay.KindKeyConflict},
-		{"wrong signature", tc2pAdapter, 200, string(fake2c2p.Body(fake2c2p.Forge(`{"alg":"HS256"}`, `{"respCode":"0000"}`, []byte("x"), sha256.New))), idempay.KindUnknown},
+		{"wrong signature", tc2pAdapter, 200, string(twoc2ptest.Body(twoc2ptest.Forge(`{"alg":"HS256"}`, `{"respCode":"0000"}`, []byte("x"), sha256.New))), idempay.KindUnknown},
 		{"expired", tc2pAdapter, 200, tc2pSigned("0000", `"exp":1000`), idempay.KindUnknown},
 		{"503", tc2pAdapter, 503, ``, idempay.KindUnknown},
 		{"500", tc2pAdapter, 500, tc2pPlain("9999"), idempay.KindUnknown},

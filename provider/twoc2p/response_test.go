@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/idempay/idempay/provider/twoc2p"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,7 +13,7 @@ import (
 
 func TestTwoC2PParseResponse(t *testing.T) {
 	s := idempay.TwoC2PSigner{Secret: tc2pSecret}
-	signed := fake2c2p.Body(tc2pHS256(`{"webPaymentUrl":"https://pay.example/t","paymentToken":"tok","respCode":"0000","respDesc":"Success"}`))
+	signed := twoc2ptest.Body(tc2pHS256(`{"webPaymentUrl":"https://pay.example/t","paymentToken":"tok","respCode":"0000","respDesc":"Success"}`))
 	r, err := twoc2p.ParseResponse(s, signed)
 	require.NoError(t, err)
 	assert.True(t, r.Signed)
@@ -21,10 +21,10 @@ func TestTwoC2PParseResponse(t *testing.T) {
 	assert.Equal(t, "tok", r.PaymentToken)
 	assert.Equal(t, "https://pay.example/t", r.WebPaymentURL)
 
-	r, err = twoc2p.ParseResponse(s, fake2c2p.Body(tc2pHS256(`{"invoiceNo":"A1","amount":1234.50,"currencyCode":"THB","respCode":"0000"}`)))
+	r, err = twoc2p.ParseResponse(s, twoc2ptest.Body(tc2pHS256(`{"invoiceNo":"A1","amount":1234.50,"currencyCode":"THB","respCode":"0000"}`)))
 	require.NoError(t, err)
 	assert.Equal(t, "1234.50", r.Amount, "a number amount keeps its text")
-	r, err = twoc2p.ParseResponse(s, fake2c2p.Body(tc2pHS256(`{"amount":"1234.50","respCode":"0001"}`)))
+	r, err = twoc2p.ParseResponse(s, twoc2ptest.Body(tc2pHS256(`{"amount":"1234.50","respCode":"0001"}`)))
 	require.NoError(t, err)
 	assert.Equal(t, "1234.50", r.Amount, "a string amount too")
 
@@ -50,7 +50,7 @@ func TestTwoC2PParseResponse(t *testing.T) {
 		{"array", `[{"respCode":"9004"}]`, twoc2p.ErrMalformed},
 		{"null", `null`, twoc2p.ErrMalformed},
 		{"respCode a number", `{"respCode":9004}`, twoc2p.ErrMalformed},
-		{"signed claims not an object", string(fake2c2p.Body(tc2pHS256(`["0000"]`))), idempay.ErrTwoC2PSignature},
+		{"signed claims not an object", string(twoc2ptest.Body(tc2pHS256(`["0000"]`))), idempay.ErrTwoC2PSignature},
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/idempay/idempay"
-	"github.com/idempay/idempay/internal/fake2c2p"
-	"github.com/idempay/idempay/internal/faults"
+	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/idempaytest/twoc2ptest"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,10 +47,10 @@ func (s *tourShop) checkout(ctx context.Context, client idempay.Charger, req ide
 // customer pays, the same code ships it, once.
 func TestTourNeverShipsAPending2C2PPayment(t *testing.T) {
 	store := memstore.New()
-	srv, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
+	srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store)
 	ctx := context.Background()
-	srv.InjectToken("ORDER2", faults.Post) // the payment is opened, the answer lost: the inquiry finds it
+	srv.Fail("ORDER2", fakes.Post) // the payment is opened, the answer lost: the inquiry finds it
 
 	var s tourShop
 	for range 3 {
@@ -63,7 +63,7 @@ func TestTourNeverShipsAPending2C2PPayment(t *testing.T) {
 	require.Len(t, s.redirected, 2)
 	require.Len(t, s.redirected["ORDER1"], 3)
 	txn, _ := srv.Transaction("ORDER1")
-	assert.Equal(t, fake2c2p.DefaultWebPaymentBase+txn.PaymentToken, s.redirected["ORDER1"][0], "2C2P's payment page")
+	assert.Equal(t, twoc2ptest.DefaultWebPaymentBase+txn.PaymentToken, s.redirected["ORDER1"][0], "2C2P's payment page")
 	// (The later answers of ORDER1 come from Payment Inquiry, which has
 	// no page to give: TestTwoC2PPendingAgainKeepsThePaymentPage.)
 	assert.Empty(t, s.redirected["ORDER2"][0], "a lost paymentToken is not given back by Payment Inquiry (documented)")
@@ -77,7 +77,7 @@ func TestTourNeverShipsAPending2C2PPayment(t *testing.T) {
 	assert.Equal(t, []string{"ORDER1", "ORDER1"}, s.shipped, "paid now: shipped (from the inquiry, then from the store)")
 	assert.Contains(t, s.redirected, "ORDER2", "not paid: still pending")
 	assert.Equal(t, 2, srv.Len())
-	assert.Equal(t, 2, srv.Stats().TokenRequests, "one token request per order")
+	assert.Equal(t, 2, srv.Stats().Token.Requests, "one token request per order")
 }
 
 // A pending charge comes with what the customer must be shown (issue 9:
@@ -91,7 +91,7 @@ func TestTourNeverShipsAPending2C2PPayment(t *testing.T) {
 // pending charge's page when a lookup finds the charge still pending.
 func TestTwoC2PPendingAgainKeepsThePaymentPage(t *testing.T) {
 	store := memstore.New()
-	_, url := tc2pServe(t, fake2c2p.Config{}, store, tc2pSameInvoice)
+	_, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store)
 	first, err := c.Charge(context.Background(), tc2pOrder("ORDER1"))
 	requirePending(t, first, err)

@@ -1,0 +1,248 @@
+package omisetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idempay/idempay/idempaytest/fakes"
+)
+
+type reply struct {
+	status int
+	header http.Header
+	body   map[string]any
+}
+
+type client struct {
+	t   *testing.T
+	srv *Server
+	url string
+	hc  *http.Client
+}
+
+func newClient(t *testing.T, opts ...Option) *client {
+	srv := NewServer(append(opts, WithSecretKey("skey_test"))...)
+	t.Cleanup(srv.Close)
+	return &client{t: t, srv: srv, url: srv.URL, hc: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
+}
+
+func (c *client) do(method, path, key string, form url.Values, user, pass string) (reply, error) {
+	c.t.Helper()
+	r, _ := http.NewRequest(method, c.url+path, strings.NewReader(form.Encode()))
+	r.SetBasicAuth(user, pass)
+	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if key != "" {
+		r.Header.Set("Idempotency-Key", key)
+	}
+	resp, err := c.hc.Do(r)
+	if err != nil {
+		return reply{}, err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var body map[string]any
+	_ = json.Unmarshal(raw, &body)
+	return reply{resp.StatusCode, resp.Header, body}, nil
+}
+
+func (c *client) charge(key string, form url.Values) reply {
+	c.t.Helper()
+	r, err := c.do(http.MethodPost, "/charges", key, form, "skey_test", "")
+	if err != nil {
+		c.t.Fatalf("charge: %v", err)
+	}
+	return r
+}
+
+func (c *client) get(path string) reply {
+	c.t.Helper()
+	r, err := c.do(http.MethodGet, path, "", nil, "skey_test", "")
+	if err != nil {
+		c.t.Fatalf("get: %v", err)
+	}
+	return r
+}
+
+func pay(intent, card string) url.Values {
+	return url.Values{"amount": {"150000"}, "currency": {"thb"}, "card": {card}, "metadata[idempay_intent]": {intent}}
+}
+
+func TestBasicAuth(t *testing.T) {
+	c := newClient(t)
+	for _, cred := range [][2]string{{"skey_wrong", ""}, {"skey_test", "password"}, {"", ""}} {
+		r, err := c.do(http.MethodPost, "/charges", "", pay("o", "tokn_1"), cred[0], cred[1])
+		if err != nil || r.status != 401 || r.body["code"] != "authentication_failure" || r.body["object"] != "error" {
+			t.Errorf("%v: %v %d %v", cred, err, r.status, r.body["code"])
+		}
+	}
+}
+
+func TestDeclineIsFailedCharge(t *testing.T) {
+	c := newClient(t)
+	r := c.charge("", pay("o", "tokn_test_decline"))
+	if r.status != 200 || r.body["status"] != "failed" || r.body["failure_code"] != "insufficient_fund" {
+		t.Fatalf("%d %v", r.status, r.body)
+	}
+	if c.srv.Ledger().Len() != 0 {
+		t.Error("a decline charged")
+	}
+}
+
+func TestTokenIsSingleUse(t *testing.T) {
+	c := newClient(t)
+	if r := c.charge("", pay("o", "tokn_1")); r.body["status"] != "successful" {
+		t.Fatalf("first: %v", r.body)
+	}
+	if r := c.charge("", pay("o", "tokn_1")); r.status != 400 || r.body["code"] != "used_token" {
+		t.Fatalf("second: %d %v", r.status, r.body["code"])
+	}
+	if c.srv.Ledger().Count("o") != 1 {
+		t.Error("charged twice")
+	}
+}
+
+// A saved card can be charged again: it has no natural guard.
+func TestSavedCardIsReusable(t *testing.T) {
+	c := newClient(t)
+	f := pay("o", "card_1")
+	f.Set("customer", "cust_1")
+	c.charge("", f)
+	c.charge("", f)
+	if c.srv.Ledger().Count("o") != 2 {
+		t.Fatal("a saved card should charge each time")
+	}
+}
+
+// By default keys are ignored, as Omise documents nothing; honoured, a
+// repeat is answered with the stored charge and no replay header.
+func TestIdempotencyKey(t *testing.T) {
+	c := newClient(t)
+	f := pay("o", "card_1")
+	f.Set("customer", "cust_1")
+	c.charge("k", f)
+	c.charge("k", f)
+	if c.srv.Ledger().Count("o") != 2 {
+		t.Fatal("keys honoured by default")
+	}
+
+	h := newClient(t, WithIdempotencyKeys())
+	a, b := h.charge("k", f), h.charge("k", f)
+	if a.body["id"] != b.body["id"] || h.srv.Ledger().Count("o") != 1 {
+		t.Fatalf("honoured keys charged %d times", h.srv.Ledger().Count("o"))
+	}
+	for _, name := range []string{"Idempotent-Replayed", "Idempotency-Replayed"} {
+		if b.header.Get(name) != "" {
+			t.Errorf("replay header %s sent", name)
+		}
+	}
+	other := pay("o", "card_2")
+	other.Set("customer", "cust_1")
+	if r := h.charge("k", other); r.status != 422 {
+		t.Errorf("other parameters under a key: %d", r.status)
+	}
+}
+
+func TestPostFaultChargesThenDrops(t *testing.T) {
+	c := newClient(t)
+	c.srv.Fail("o", fakes.Post)
+	if _, err := c.do(http.MethodPost, "/charges", "", pay("o", "tokn_1"), "skey_test", ""); err == nil {
+		t.Fatal("the Post fault answered")
+	}
+	if c.srv.Ledger().Count("o") != 1 {
+		t.Fatal("the Post fault did not charge")
+	}
+	if r := c.charge("", pay("o", "tokn_1")); r.body["code"] != "used_token" {
+		t.Fatalf("resend: %v", r.body)
+	}
+}
+
+func TestListAndRetrieve(t *testing.T) {
+	clock := fakes.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	c := newClient(t, WithSettings(fakes.Settings{Clock: clock.Now}), WithListDelay(time.Minute))
+	var ids []string
+	for i := range 5 {
+		r := c.charge("", pay("o", "tokn_"+string(rune('a'+i))))
+		ids = append(ids, r.body["id"].(string))
+		clock.Advance(time.Second)
+	}
+	if r := c.get("/charges"); r.body["total"] != float64(0) {
+		t.Fatalf("listed before ListDelay: %v", r.body["total"])
+	}
+	clock.Advance(time.Minute)
+	r := c.get("/charges?limit=2&offset=1&order=chronological&from=2026-01-01T00:00:01Z")
+	data := r.body["data"].([]any)
+	if r.body["total"] != float64(4) || len(data) != 2 || data[0].(map[string]any)["id"] != ids[2] {
+		t.Fatalf("page: total %v, %d items", r.body["total"], len(data))
+	}
+	r = c.get("/charges?order=reverse_chronological&limit=1")
+	if r.body["data"].([]any)[0].(map[string]any)["id"] != ids[4] {
+		t.Fatal("reverse order")
+	}
+	if r := c.get("/charges/" + ids[0]); r.status != 200 || r.body["id"] != ids[0] {
+		t.Fatalf("retrieve: %d", r.status)
+	}
+	if r := c.get("/charges/chrg_nope"); r.status != 404 || r.body["code"] != "not_found" {
+		t.Fatalf("missing: %d %v", r.status, r.body["code"])
+	}
+}
+
+func TestPendingThenComplete(t *testing.T) {
+	c := newClient(t)
+	r := c.charge("", pay("o", "tokn_3ds"))
+	if r.body["status"] != "pending" || r.body["authorize_uri"] == nil {
+		t.Fatalf("3ds: %v", r.body)
+	}
+	id := r.body["id"].(string)
+	if !c.srv.Complete(id, true) || c.srv.Complete(id, true) {
+		t.Fatal("Complete should finish a pending charge once")
+	}
+	if c.get("/charges/" + id).body["status"] != "successful" || c.srv.Ledger().Count("o") != 1 {
+		t.Fatal("not successful after completion")
+	}
+}
+
+func TestLookupFailures(t *testing.T) {
+	c := newClient(t, WithLookupFailures(1))
+	if r := c.get("/charges"); r.status != 503 {
+		t.Fatalf("list: %d", r.status)
+	}
+	if err := c.srv.SetLookupFailures(2); err == nil {
+		t.Fatal("a rate above 1 was accepted")
+	}
+	if err := c.srv.SetLookupFailures(0); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.get("/charges"); r.status != 200 {
+		t.Fatalf("list: %d", r.status)
+	}
+}
+
+// With Neighbours, another integration's charges share the account, in
+// the shape of Omise's recorded ones: numbers and booleans in metadata.
+func TestNeighbours(t *testing.T) {
+	c := newClient(t, WithNeighbours(2))
+	for i := range 4 {
+		c.charge("", pay(fmt.Sprintf("n%d", i), fmt.Sprintf("tokn_test_n%d", i)))
+	}
+	page := c.get("/charges?limit=100")
+	data, _ := page.body["data"].([]any)
+	numeric := 0
+	for _, raw := range data {
+		meta, _ := raw.(map[string]any)["metadata"].(map[string]any)
+		if _, ok := meta["payment_attempt_id"].(float64); ok {
+			numeric++
+		}
+	}
+	if len(data) != 6 || numeric != 2 {
+		t.Errorf("%d charges, %d with numeric metadata; want 6 and 2", len(data), numeric)
+	}
+	if n := c.srv.Ledger().Count(""); n != 0 {
+		t.Errorf("neighbours' charges are not idempay's, yet the ledger counts %d", n)
+	}
+}
