@@ -3,9 +3,11 @@ package idempay_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -186,4 +188,104 @@ func TestRacingNewAttemptsBeginOnce(t *testing.T) {
 	assert.Equal(t, 1, ok)
 	assert.Equal(t, 1, open)
 	assert.Equal(t, int32(2), s.hits.Load(), "the decline, then one second attempt")
+}
+
+// Rule: parameters an earlier attempt was declined with answer that
+// decline again, even after another attempt came between; they never
+// begin a new attempt (an Omise token would be sent twice). Simulator
+// OPEN-3.
+func TestADeclinedRequestStaysDeclinedAfterAnotherAttempt(t *testing.T) {
+	store := memstore.New()
+	s := newStub(t, store, bySource(map[string]step{
+		"tokn_a": status(402, declined402),
+		"tokn_b": status(402, declined402),
+	}))
+	c := newClient(t, s.server.URL, store)
+	for _, src := range []idempay.Secret{"tokn_a", "tokn_b"} {
+		_, err := c.Charge(context.Background(), withSource("o", src))
+		require.ErrorIs(t, err, idempay.ErrDeclined)
+	}
+	_, err := c.Charge(context.Background(), withSource("o", "tokn_a"))
+	require.ErrorIs(t, err, idempay.ErrDeclined, "card A's decline, again")
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
+	assert.Equal(t, int32(2), s.hits.Load(), "nothing sent")
+	rec, _ := c.Record(context.Background(), "o")
+	assert.Equal(t, 2, rec.Attempt, "no third attempt")
+}
+
+// Rule: a caller's key that any earlier attempt sent to the provider is
+// that attempt's for good, even when an earlier attempt with it never
+// reached the provider. Simulator OPEN-4.
+func TestACallerKeyThatReachedTheProviderIsNotTakenAgain(t *testing.T) {
+	store := memstore.New()
+	var reached atomic.Bool
+	s := newStub(t, store, func(w http.ResponseWriter, r *http.Request) {
+		if !reached.Load() {
+			status(429, `{}`)(w, r) // attempt 1: never reached
+			return
+		}
+		status(402, declined402)(w, r)
+	})
+	c := newClient(t, s.server.URL, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
+	req := withSource("o", "tokn_a")
+	req.Key = "frontend-key-0001"
+	_, err := c.Charge(context.Background(), req)
+	require.ErrorIs(t, err, idempay.ErrUnreachable)
+	reached.Store(true)
+	_, err = c.Charge(context.Background(), req) // attempt 2 takes the key again, and is declined
+	require.ErrorIs(t, err, idempay.ErrDeclined)
+
+	other := withSource("o", "tokn_b")
+	other.Key = "frontend-key-0001"
+	hits := s.hits.Load()
+	_, err = c.Charge(context.Background(), other)
+	var ve *idempay.ValidationError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "Key", ve.Field)
+	assert.Equal(t, hits, s.hits.Load())
+}
+
+// closeFails fails the Resolve that closes a record as failed, once.
+type closeFails struct {
+	idempay.KeyStore
+	once atomic.Bool
+}
+
+func (s *closeFails) Resolve(ctx context.Context, res idempay.Resolution) error {
+	if res.State == idempay.StateFailed && s.once.CompareAndSwap(false, true) {
+		return errors.New("store unreachable")
+	}
+	return s.KeyStore.Resolve(ctx, res)
+}
+
+// Rule: a decline the store could not record is not told as "failed":
+// the caller would try another card and be refused for the open attempt.
+// It is unknown, and the same request again is answered with the decline,
+// which is then recorded. Simulator OPEN-5.
+func TestADeclineNotRecordedIsUnknownUntilRecorded(t *testing.T) {
+	mem := memstore.New()
+	store := &closeFails{KeyStore: mem}
+	s := newStub(t, mem, replayedDecline())
+	c := newClient(t, s.server.URL, store)
+	_, err := c.Charge(context.Background(), order("o"))
+	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+	assert.ErrorIs(t, err, idempay.ErrStore)
+
+	_, err = c.Charge(context.Background(), order("o"))
+	require.ErrorIs(t, err, idempay.ErrDeclined)
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
+	rec, _ := c.Record(context.Background(), "o")
+	assert.Equal(t, idempay.StateFailed, rec.State)
+}
+
+// replayedDecline declines, and marks every answer after the first a
+// replay, as a provider that stores the decline under the key does.
+func replayedDecline() step {
+	var n atomic.Int32
+	return func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) > 1 {
+			w.Header().Set("Idempotency-Replayed", "true")
+		}
+		status(402, declined402)(w, r)
+	}
 }

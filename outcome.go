@@ -28,7 +28,13 @@ func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error
 		c.closeWith(ctx, f.claim, f.rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
 		return f.op.answer(ctx, ch)
 	case KindDeclined:
-		c.closeWith(ctx, f.claim, f.rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind})
+		if err := c.closeWith(ctx, f.claim, f.rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind}); err != nil {
+			// Declined, but the store still says open: a caller told
+			// "failed" would try another card and be refused for the
+			// open attempt. Unknown sends it back to this request, whose
+			// resend the provider answers with the stored decline.
+			return fail(OutcomeUnknown, fmt.Errorf("%w: decline not recorded: %w", ErrStore, err))
+		}
 		return fail(OutcomeFailed, ErrDeclined)
 	case KindInvalid, KindConfig, KindNotSent, KindRateLimited:
 		if earlier {
@@ -159,30 +165,43 @@ func stateOf(k Kind) State {
 	return StateSucceeded
 }
 
-// closeWith records a known outcome through the flight's claim, or directly
-// when there is none (Settle holds no lease). A failure here is logged, not
-// returned: the caller already knows the outcome, and a lost close only
-// reopens the intent, which the next call settles by replay.
-func (c *Client) closeWith(ctx context.Context, claim *Claim, rec Record, st State, out *storedOutcome) {
+// closeWith records a known outcome through the claim. With no claim (a
+// Settle while a flight holds the lease) it records a success only: that
+// closes the record for good, so freeing the flight's lease with it lets no
+// one else send, and the flight, its renewal refused, answers from the
+// store. Pending or failed it leaves to the flight, which learns it from the
+// provider: recorded, either would free the lease to another sender. A failure to record is logged and returned: a lost
+// success only reopens the intent, which the next call settles by replay,
+// but a lost failure must not be told as a failure (see conclude).
+func (c *Client) closeWith(ctx context.Context, claim *Claim, rec Record, st State, out *storedOutcome) error {
+	if claim == nil && st != StateSucceeded {
+		return nil
+	}
 	raw, ref := out.encode()
 	var err error
 	if claim != nil {
 		err = claim.Close(ctx, st, ref, raw)
 	} else {
-		err = c.recordFact(ctx, rec, st, ref, raw)
+		err = c.recordSuccess(ctx, rec, ref, raw)
 	}
 	if err != nil && !errors.Is(err, ErrAlreadyResolved) {
 		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: could not record outcome; the intent stays open",
 			slog.String("intent", rec.IntentID), slog.String("state", string(st)), slog.String("error", err.Error()))
+		if claim != nil {
+			_ = claim.abandon(ctx) // give the lease back, so the next call resumes at once
+		}
+		return err
 	}
+	return nil
 }
 
-// recordFact writes an outcome learnt without a lease, as a fact.
-func (c *Client) recordFact(ctx context.Context, rec Record, st State, ref string, raw []byte) error {
+// recordSuccess closes a record as succeeded without holding its lease: a
+// fact, whoever holds the lease.
+func (c *Client) recordSuccess(ctx context.Context, rec Record, ref string, raw []byte) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.claims.withDefaults().WriteTimeout)
 	defer cancel()
 	return c.store.Resolve(ctx, Resolution{Namespace: rec.Namespace, IntentID: rec.IntentID, Key: rec.Key,
-		State: st, ProviderRef: ref, Result: raw})
+		State: StateSucceeded, ProviderRef: ref, Result: raw})
 }
 
 // failIfHeld records a failure that rests on "nothing reached the

@@ -38,7 +38,7 @@ func redactBytes(b []byte, secrets ...Secret) []byte {
 // charge) by "[redacted]". A document that does not parse is dropped
 // whole: what cannot be read cannot be shown to be free of secrets.
 func redactFields(raw []byte, names []string) []byte {
-	if len(raw) == 0 || len(names) == 0 {
+	if len(raw) == 0 || len(names) == 0 || !mentionsAny(raw, names) {
 		return raw
 	}
 	var doc any
@@ -77,6 +77,23 @@ func scrub(v any, names []string) bool {
 		}
 	}
 	return changed
+}
+
+// mentionsAny reports whether raw holds any of names as a quoted JSON
+// string, in any case: an answer that names none has nothing to scrub and
+// need not be parsed. A name escaped with \u in the document would be
+// missed here, so such documents are always parsed.
+func mentionsAny(raw []byte, names []string) bool {
+	if bytes.Contains(raw, []byte(`\u`)) {
+		return true
+	}
+	lower := bytes.ToLower(raw)
+	for _, n := range names {
+		if bytes.Contains(lower, []byte(`"`+strings.ToLower(n)+`"`)) {
+			return true
+		}
+	}
+	return false
 }
 
 func isSecretField(k string, names []string) bool {

@@ -40,6 +40,13 @@ func (c *Client) execute(ctx context.Context, op operation, prog *progress) (*Ch
 			prog.claim.Store(claim)
 			return c.claimed(ctx, op, claim, res, prog)
 		}
+		if past, ok := refusedBefore(rec, s.fp); ok {
+			// These very parameters were refused by an earlier attempt
+			// (another came between): the same request answers the same
+			// refusal, never a new attempt (a single-use token would be
+			// sent twice).
+			return c.fromStore(ctx, op, past)
+		}
 		if !c.mayBeginAttempt(rec, s.fp) {
 			return c.unclaimed(ctx, op, rec)
 		}
@@ -54,8 +61,10 @@ func (c *Client) execute(ctx context.Context, op operation, prog *progress) (*Ch
 // answer that attempt's outcome), or a new one.
 func (c *Client) attemptKey(s opSlot, history []PastAttempt) (string, error) {
 	if s.key != "" {
-		i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == s.key })
-		if i >= 0 && !neverReached(history[i]) {
+		// Every earlier attempt that carried the key counts: one that
+		// reached the provider makes the key that attempt's for good.
+		i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == s.key && !neverReached(p) })
+		if i >= 0 {
 			return "", &ChargeError{IntentID: s.id, Outcome: OutcomeFailed,
 				Err: invalid("Key", "was the key of attempt %d of %q, which failed; a new attempt needs a new key", history[i].Attempt, s.id)}
 		}
@@ -82,9 +91,12 @@ func neverReached(p PastAttempt) bool {
 		return true // refused before its first byte
 	}
 	switch out.Kind {
-	case KindNotSent, KindRateLimited, KindConfig, KindNotFound:
+	case KindNotSent, KindRateLimited, KindConfig:
 		return true
 	}
+	// KindNotFound (a lookup past KeyRetention proved no charge) is not
+	// among them: the key was sent, and the provider's clock of it started
+	// then; sent again, its age would restart from the new attempt.
 	return false
 }
 
@@ -105,6 +117,29 @@ func (c *Client) mayBeginAttempt(rec Record, fp string) bool {
 		return false
 	}
 	return out.Guard != "" || (out.Kind != KindDeclined && out.Kind != KindInvalid)
+}
+
+// refusedBefore finds an earlier attempt of a failed record, made with
+// fingerprint fp, that the provider refused (a decline, an invalid
+// request): it returns the record as that attempt left it.
+func refusedBefore(rec Record, fp string) (Record, bool) {
+	if rec.State != StateFailed || rec.Fingerprint == fp {
+		return Record{}, false // the current attempt answers for itself
+	}
+	for i := len(rec.History) - 1; i >= 0; i-- {
+		p := rec.History[i]
+		if p.Fingerprint != fp || p.State != StateFailed {
+			continue
+		}
+		var out storedOutcome
+		if json.Unmarshal(p.Result, &out) == nil && out.Guard == "" && (out.Kind == KindDeclined || out.Kind == KindInvalid) {
+			past := rec
+			past.Attempt, past.Key, past.Fingerprint, past.State = p.Attempt, p.Key, p.Fingerprint, p.State
+			past.CreatedAt, past.ClosedAt, past.ProviderRef, past.Result = p.CreatedAt, p.ClosedAt, p.ProviderRef, p.Result
+			return past, true
+		}
+	}
+	return Record{}, false
 }
 
 // claimed goes on with a record this flight holds the lease of.

@@ -9,8 +9,10 @@ import (
 )
 
 // settle is Settle's work: answer a settled record from the store, else ask
-// the provider and record what it proves. It holds no lease, so it never
-// gives one back.
+// the provider and record what it proves. It takes the lease only if it is
+// free, so that recording (which frees the lease) never frees a running
+// flight's; under a flight's lease it tells what the lookup says and
+// records nothing: the flight learns it from the provider itself.
 func (c *Client) settle(ctx context.Context, op operation, prog *progress) (*Charge, error) {
 	s := op.slot()
 	rec, err := c.store.Load(ctx, s.namespace, s.id)
@@ -21,11 +23,37 @@ func (c *Client) settle(ctx context.Context, op operation, prog *progress) (*Cha
 	if rec.State.Closed() {
 		return c.fromStore(ctx, op, rec)
 	}
+	claim, res, err := c.claims.Reserve(ctx, ReserveRequest{Namespace: s.namespace, IntentID: s.id,
+		Attempt: rec.Attempt, Key: rec.Key, Fingerprint: rec.Fingerprint})
+	if err != nil {
+		return nil, &ChargeError{IntentID: s.id, Key: rec.Key, Outcome: outcomeOfState(rec.State),
+			Err: fmt.Errorf("%w: reserve: %w", ErrStore, err)}
+	}
+	if rec = res.Record; rec.State.Closed() {
+		return c.fromStore(ctx, op, rec)
+	}
+	if claim != nil {
+		prog.claim.Store(claim)
+	}
 	v, err := c.find(ctx, op, rec)
 	if err != nil {
-		return nil, &ChargeError{IntentID: s.id, Key: rec.Key, Outcome: outcomeOfState(rec.State), Err: err}
+		if claim != nil {
+			c.release(ctx, claim)
+		}
+		return c.unsettled(ctx, op, rec, err)
 	}
-	return c.concludeLookup(ctx, op, nil, rec, v)
+	return c.concludeLookup(ctx, op, claim, rec, v)
+}
+
+// unsettled answers for a record a lookup did not settle: a pending one
+// with its stored charge (what the customer must be shown), else unknown.
+func (c *Client) unsettled(ctx context.Context, op operation, rec Record, cause error) (*Charge, error) {
+	if rec.State == StatePending {
+		if ch, err := c.fromStore(ctx, op, rec); ch != nil {
+			return ch, err
+		}
+	}
+	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State), Err: cause}
 }
 
 // settlePending asks the provider how a pending charge ended, if it can
@@ -73,8 +101,8 @@ func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, 
 }
 
 // concludeLookup settles a record from a lookup's verdict; anything but a
-// found operation leaves it as it was. claim is nil for Settle, which
-// records what it learns as a fact without holding the lease.
+// found operation leaves it as it was. With a nil claim (a Settle while a
+// flight holds the lease) it records nothing and only answers.
 func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim, rec Record, v Verdict) (*Charge, error) {
 	f := &flight{c: c, op: op, rec: rec, claim: claim, settled: &v}
 	f.complete(&v, nil, nil)
@@ -96,7 +124,10 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 		c.closeWith(ctx, claim, rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
 		return op.answer(ctx, ch)
 	case KindDeclined:
-		c.closeWith(ctx, claim, rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind})
+		if err := c.closeWith(ctx, claim, rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind}); err != nil {
+			return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
+				Err: fmt.Errorf("%w: decline not recorded: %w", ErrStore, err)} // see conclude
+		}
 		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed, Err: joinCause(ErrDeclined, v.Err, nil)}
 	}
 	if claim != nil {
@@ -107,7 +138,7 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 	if cause == nil {
 		cause = fmt.Errorf("idempay: lookup answered %s", v.Kind)
 	}
-	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State), Err: cause}
+	return c.unsettled(ctx, op, rec, cause)
 }
 
 // find asks the provider for the record's operation, outside the attempt

@@ -210,3 +210,96 @@ func TestExpiredKeyProvenUnchargedBeginsANewAttempt(t *testing.T) {
 	assert.NotEqual(t, first.Key, ch.Key, "a new attempt, a new key")
 	assert.Equal(t, 1, api.Ledger().Count("o-gone"))
 }
+
+// Rule: a caller's key that was sent and then expired may not name the
+// next attempt, even once a lookup proved nothing was charged under it:
+// the provider may still hold it, and its age would restart from the new
+// attempt (found by the simulator, OPEN-6).
+func TestExpiredCallerKeyIsNotTakenAgain(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC).UnixNano())
+	store := memstore.New(memstore.WithClock(func() time.Time { return time.Unix(0, now.Load()) }))
+	api, url, stop := refserver.Start(refserver.Config{})
+	defer stop()
+	c := newClient(t, url, store, func(cfg *idempay.Config) {
+		cfg.Provider = idempay.OwnAPI{LookupPath: refserver.DefaultPath}
+		cfg.Retry.MaxAttempts = 2
+	})
+	req := order("o-key")
+	req.Key = "frontend-key-0001"
+	api.InjectOrder("o-key", refserver.Pre, refserver.Pre)
+	_, err := c.Charge(context.Background(), req)
+	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+	now.Add(int64(48 * time.Hour))
+	_, err = c.Charge(context.Background(), req)
+	require.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "the lookup proved no charge")
+
+	posts := api.Stats().Requests
+	_, err = c.Charge(context.Background(), req)
+	var ve *idempay.ValidationError
+	require.ErrorAs(t, err, &ve, "the expired key may not name attempt 2")
+	assert.Equal(t, "Key", ve.Field)
+	assert.Equal(t, posts, api.Stats().Requests)
+}
+
+// Rule: Settle of a pending charge whose lookup cannot tell (here a 503)
+// answers the stored pending charge, as Charge does: a caller switching on
+// OutcomePending always has the page to show. Simulator OPEN-1.
+func TestSettlePendingWithAFailedLookupKeepsTheCharge(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		io.WriteString(w, `{"order_id":"o","charge_id":"ch_3ds","status":"pending","amount_jpy":1500}`)
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, memstore.New(), func(cfg *idempay.Config) {
+		cfg.Provider = idempay.OwnAPI{LookupPath: "/payments/charge"}
+	})
+	_, err := c.Charge(context.Background(), order("o"))
+	require.ErrorIs(t, err, idempay.ErrPending)
+	ch, err := c.Settle(context.Background(), "o")
+	assert.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
+	require.NotNil(t, ch, "the pending charge comes with a pending outcome")
+	assert.Equal(t, "ch_3ds", ch.ID)
+}
+
+// Rule: Settle under a running flight's lease records a success (which
+// closes the intent for good) but never a pending or failed outcome, whose
+// record would free the lease to another sender. Simulator OPEN-7.
+func TestSettleUnderARunningFlightRecordsOnlySuccess(t *testing.T) {
+	store := memstore.New()
+	var posts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusOK) // the provider says pending
+			io.WriteString(w, `{"order_id":"o","charge_id":"ch_p","status":"pending","amount_jpy":1500}`)
+			return
+		}
+		posts.Add(1)
+		io.Copy(io.Discard, r.Body)
+		<-r.Context().Done() // the flight's answer never comes
+	}))
+	defer srv.Close()
+	lookup := func(cfg *idempay.Config) {
+		cfg.Provider = idempay.OwnAPI{LookupPath: "/payments/charge"}
+		cfg.Retry.MaxElapsed = 500 * time.Millisecond // the held flight ends soon after the test
+	}
+	a, b := newClient(t, srv.URL, store, lookup), newClient(t, srv.URL, store, lookup)
+	ctx, cancel := context.WithCancel(context.Background())
+	go a.Charge(ctx, order("o"))
+	require.Eventually(t, func() bool { return posts.Load() == 1 }, 5*time.Second, time.Millisecond)
+
+	_, err := a.Settle(context.Background(), "o")
+	assert.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err), "the lookup's answer")
+	rec, _ := store.Load(context.Background(), a.Namespace(), "o")
+	assert.Equal(t, idempay.StateOpen, rec.State, "nothing recorded under the flight's lease")
+	assert.NotEmpty(t, rec.LeaseOwner, "the flight keeps its lease")
+	_, err = b.Charge(context.Background(), order("o"))
+	assert.ErrorIs(t, err, idempay.ErrInProgress, "another instance still may not send")
+	assert.Equal(t, int32(1), posts.Load())
+	cancel()
+	require.NoError(t, a.Close(context.Background()))
+}

@@ -114,8 +114,32 @@ type fakeRecord struct {
 	failure *idempay.ChargeError // failed: the error the attempt ended with
 	refused bool                 // failed by a refusal the provider keeps for the parameters
 	// unsent holds the keys of earlier attempts that never reached the
-	// provider: a new attempt may carry them again, as with the Client.
+	// provider: a new attempt may carry them again, as with the Client;
+	// a key that any attempt sent to the provider is not among them.
 	unsent map[string]bool
+	// reached holds the keys an earlier attempt sent to the provider.
+	reached map[string]bool
+	// refusals holds, by fingerprint, the refusals the provider kept for
+	// earlier attempts: those parameters answer them again.
+	refusals map[string]*idempay.ChargeError
+}
+
+// remember notes what the failed current attempt leaves for later ones,
+// as it goes to the history: its key, free again only if no attempt sent
+// it to the provider; its refusal, for its parameters.
+func (r *fakeRecord) remember() {
+	if r.unsent == nil {
+		r.unsent, r.reached, r.refusals = map[string]bool{}, map[string]bool{}, map[string]*idempay.ChargeError{}
+	}
+	if r.refused {
+		r.reached[r.rec.Key] = true
+		delete(r.unsent, r.rec.Key)
+		r.refusals[r.rec.Fingerprint] = r.failure
+		return
+	}
+	if !r.reached[r.rec.Key] {
+		r.unsent[r.rec.Key] = true
+	}
 }
 
 // Charge answers req as described on FakeCharger.
@@ -177,6 +201,13 @@ func (f *FakeCharger) fromRecord(ctx context.Context, req idempay.ChargeRequest,
 		if r.refused && r.rec.Fingerprint == fp {
 			return nil, r.storedFailure()
 		}
+		if refusal, ok := r.refusals[fp]; ok {
+			// Refused by an earlier attempt, another between: the same
+			// refusal again, as the Client answers it.
+			e := *refusal
+			e.Attempts = 0
+			return nil, &e
+		}
 		key, err := r.nextKey(req)
 		if err != nil {
 			return nil, err
@@ -223,12 +254,7 @@ func (f *FakeCharger) begin(r *fakeRecord, req idempay.ChargeRequest, fp, key st
 		f.intents[req.IntentID] = r
 	} else {
 		r.rec.History = append(r.rec.History, r.rec.Past())
-		if !r.refused {
-			if r.unsent == nil {
-				r.unsent = map[string]bool{}
-			}
-			r.unsent[r.rec.Key] = true
-		}
+		r.remember()
 	}
 	r.rec.Attempt++
 	r.rec.Key, r.rec.Fingerprint, r.rec.State = key, fp, idempay.StateOpen
@@ -247,7 +273,8 @@ func (r *fakeRecord) nextKey(req idempay.ChargeRequest) (string, error) {
 	}
 	past := append(slices.Clone(r.rec.History), r.rec.Past())
 	i := slices.IndexFunc(past, func(p idempay.PastAttempt) bool { return p.Key == req.Key })
-	unsent := r.unsent[req.Key] || (i == len(past)-1 && !r.refused)
+	current := r.rec.Key == req.Key
+	unsent := !r.reached[req.Key] && !(current && r.refused) && (r.unsent[req.Key] || current)
 	if i >= 0 && !unsent {
 		return "", &idempay.ChargeError{IntentID: req.IntentID, Outcome: idempay.OutcomeFailed,
 			Err: &idempay.ValidationError{Field: "Key", Reason: fmt.Sprintf(

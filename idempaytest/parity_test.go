@@ -143,6 +143,12 @@ func parityCases() []parityCase {
 			run:  calls(declined("o"), req("o", 100), declined("o"), req("o", 100)),
 		},
 		{
+			name: "two cards declined, then the first again gets its own decline, no third attempt",
+			real: serverSide(nil),
+			fake: script(func(s *idempaytest.IntentScript) { s.Decline("generic_decline").Decline("generic_decline") }),
+			run:  calls(declined("o"), withCard("o", idempaytest.DeclineToken+"_two"), declined("o")),
+		},
+		{
 			name: "paid, then other parameters get the success",
 			real: serverSide(nil),
 			fake: script(nil),
