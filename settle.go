@@ -26,8 +26,7 @@ func (c *Client) settle(ctx context.Context, op operation, prog *progress) (*Cha
 	claim, res, err := c.claims.Reserve(ctx, ReserveRequest{Namespace: s.namespace, IntentID: s.id,
 		Attempt: rec.Attempt, Key: rec.Key, Fingerprint: rec.Fingerprint})
 	if err != nil {
-		return nil, &ChargeError{IntentID: s.id, Key: rec.Key, Outcome: outcomeOfState(rec.State),
-			Err: fmt.Errorf("%w: reserve: %w", ErrStore, err)}
+		return c.unsettled(ctx, op, rec, fmt.Errorf("%w: reserve: %w", ErrStore, err))
 	}
 	if rec = res.Record; rec.State.Closed() {
 		return c.fromStore(ctx, op, rec)

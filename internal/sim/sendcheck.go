@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"context"
+	"time"
+)
+
+// handOff runs the checks of the moment the client hands a charge request
+// to the network (its last chance to hold it back): the store holds the
+// key it carries, and its sender holds the intent's lease by the store's
+// clock (true time). It returns whether the lease was held, and until when.
+func (w *world) handOff(c *call, rq reqInfo) (held bool, until time.Time) {
+	now := w.clock.Now()
+	intent := c.intent()
+	st := c.get()
+	rec, ok, err := w.load(context.Background(), intent)
+	switch {
+	case err != nil:
+		c.trace("(send check: store unreadable: %v)", err)
+	case !ok:
+		w.or.report(checkKeyNotStored, intent, "", "%s sent key %s before the store held any record of the intent", c.who(), rq.key)
+	case rec.key != rq.key:
+		w.or.report(checkKeyNotStored, intent, "", "%s sent key %s but the store holds key %s for the intent", c.who(), rq.key, rec.key)
+	case rec.owner != st.owner || st.owner == "" || !now.Before(rec.leaseUntil):
+		w.or.report(checkLeaseAtSend, intent, w.leaseHint(c, rec), "%s sent key %s without holding the lease: %s; true time is %s",
+			c.who(), rq.key, w.leaseWords(rec), fmtAt(now))
+	default:
+		return true, rec.leaseUntil
+	}
+	return false, time.Time{}
+}
+
+// leave runs the checks of the moment a charge request is written (after
+// any stall in the network stack): no other flight's request of the
+// intent is on the wire under a lease still running, and the provider has
+// not forgotten the key (a key resent after that charges again).
+func (w *world) leave(c *call, rq reqInfo, held bool, until time.Time) *sending {
+	s := &sending{c: c, key: rq.key, held: held, until: until}
+	w.checkOverlap(c, s)
+	w.checkStaleKey(c, rq.key)
+	w.mu.Lock()
+	w.inflight[c.intent()] = append(w.inflight[c.intent()], *s)
+	w.mu.Unlock()
+	return s
+}
+
+// checkOverlap flags a request leaving while another flight's request of
+// the intent is on the wire under a lease that has not run out: two
+// senders at once, which the lease (across instances) and the single
+// flight (within one) exist to prevent.
+func (w *world) checkOverlap(c *call, s *sending) {
+	now := w.clock.Now()
+	var clash []*call
+	w.mu.Lock()
+	for _, o := range w.inflight[c.intent()] {
+		if o.c != c && o.held && now.Before(o.until) {
+			clash = append(clash, o.c)
+		}
+	}
+	w.mu.Unlock()
+	for _, other := range clash {
+		w.or.report(checkConcurrentSend, c.intent(), w.overlapHint(c, other), "%s sent key %s while %s's request was still on the wire under its lease",
+			c.who(), s.key, other.who())
+	}
+}
+
+// checkStaleKey flags a key resent to a provider that de-duplicates by key
+// once that provider has forgotten it. (Omise and 2C2P are not judged:
+// the adapter looks up before any resend there, and does not rely on the
+// key.)
+func (w *world) checkStaleKey(c *call, key string) {
+	if w.prov.name() != "ownapi" && w.prov.name() != "stripe" {
+		return
+	}
+	w.mu.Lock()
+	first, ok := w.processed[key]
+	w.mu.Unlock()
+	if age := w.clock.Now().Sub(first); ok && age >= providerRetention {
+		w.mu.Lock()
+		w.staleKeys[c.intent()] = true
+		w.mu.Unlock()
+		w.or.report(checkStaleKey, c.intent(), hintSkewKey, "%s resent key %s %s after the provider first processed it: the provider has forgotten it and executes it again",
+			c.who(), key, age.Round(60e9))
+	}
+}
+
+func (w *world) arrived(intent string, s *sending) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	list := w.inflight[intent]
+	for i := range list {
+		if list[i].c == s.c && list[i].key == s.key {
+			w.inflight[intent] = append(list[:i], list[i+1:]...)
+			return
+		}
+	}
+}

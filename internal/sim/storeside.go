@@ -1,0 +1,172 @@
+package sim
+
+import (
+	"context"
+	"errors"
+)
+
+// Errors the simulator makes stores return.
+var (
+	errInjected  = errors.New("sim: injected store failure")
+	errLostReply = errors.New("sim: store reply lost after the write")
+	errDead      = errors.New("sim: process killed")
+)
+
+// Per-call probabilities of store faults while faults are on.
+const (
+	pReserveErr  = 0.03
+	pResolveErr  = 0.04
+	pLoadErr     = 0.05
+	pLostReserve = 0.02
+	pLostResolve = 0.02
+)
+
+// storeSide is the simulator's half of one instance's hookedStore: it
+// traces every call, injects faults, pauses slow Reserves, refuses the
+// calls of a dead process and flags the writes of a closed one.
+type storeSide struct {
+	w    *world
+	inst *instance
+}
+
+func (s *storeSide) before(ctx context.Context, sc storeCall) error {
+	w := s.w
+	w.touch()
+	c := callOf(ctx)
+	err := s.gate(c, sc)
+	if err != nil && c != nil && sc.op == "resolve" {
+		c.flightEnded()
+	}
+	return err
+}
+
+// gate refuses the calls of a dead process, flags the writes of a closed
+// one, and draws the faults of the call.
+func (s *storeSide) gate(c *call, sc storeCall) error {
+	w := s.w
+	if s.inst.dead.Load() {
+		return errDead
+	}
+	write := sc.op == "reserve" || sc.op == "resolve"
+	if write && s.inst.closed.Load() {
+		w.or.report(checkWriteAfterClose, sc.intent, hintClose, "%s wrote to the store (%s %s) after the application closed it",
+			s.inst.name, sc.op, sc.state)
+	}
+	if c == nil || !w.faultsOn.Load() || c.get().zombie {
+		return nil
+	}
+	n := c.nextStoreOp(sc.op)
+	if sc.op == "reserve" && w.cfg.store == "redis" && w.d.chance(pRedisLostReply, "redis-lost", sc.intent, c.id, n) {
+		c.trace("FAULT the reply to this Reserve's script will be lost (go-redis sends it again)")
+		w.redis.armed.Store(true)
+	}
+	p := map[string]float64{"reserve": pReserveErr, "resolve": pResolveErr, "load": pLoadErr}[sc.op]
+	if w.d.chance(p, "store-err", sc.op, sc.intent, c.id, n) {
+		c.trace("FAULT store %s fails before reaching the store", sc.op)
+		if sc.op == "resolve" {
+			c.set(func(c *call) { c.grace = true })
+		}
+		return errInjected
+	}
+	return nil
+}
+
+func (s *storeSide) after(ctx context.Context, sc storeCall, ans storeAnswer, err error) error {
+	w := s.w
+	w.touch()
+	c := callOf(ctx)
+	if c == nil {
+		return nil
+	}
+	switch sc.op {
+	case "reserve":
+		return s.afterReserve(c, sc, ans, err)
+	case "resolve":
+		defer c.flightEnded()
+		return s.afterResolve(c, sc, err)
+	}
+	return nil
+}
+
+func (s *storeSide) afterReserve(c *call, sc storeCall, ans storeAnswer, err error) error {
+	w := s.w
+	if err != nil {
+		c.trace("reserve -> error %v", err)
+		return nil
+	}
+	w.noteReserve(c, sc, ans)
+	if w.faultsOn.Load() && !c.get().zombie && w.d.chance(pLostReserve, "lost-reply", "reserve", sc.intent, c.id, c.nextStoreOp("reserve-reply")) {
+		c.trace("FAULT reserve reply lost after the write")
+		c.set(func(c *call) { c.grace = true })
+		return errLostReply
+	}
+	w.maybePause(c, "reserve")
+	if s.inst.dead.Load() {
+		return errDead // killed while its Reserve was on the way back
+	}
+	return nil
+}
+
+// noteReserve records what a Reserve did: who holds the lease now, and
+// whether a record said to exist was ever created.
+func (w *world) noteReserve(c *call, sc storeCall, ans storeAnswer) {
+	w.mu.Lock()
+	lost := !ans.created && !w.created[sc.intent]
+	w.created[sc.intent] = true // it exists now, whoever made it
+	w.owners[sc.owner] = c
+	if ans.claimed {
+		w.claims[sc.intent] = c
+	}
+	w.mu.Unlock()
+	now := w.clock.Now()
+	c.set(func(c *call) {
+		c.owner, c.reserved = sc.owner, now
+		c.refusedLease = !ans.claimed && !ans.rec.closed
+	})
+	c.trace("reserve created=%v claimed=%v key=%s state=%s lease=%s until %s",
+		ans.created, ans.claimed, ans.rec.key, ans.rec.state, w.ownerName(ans.rec.owner), fmtAt(ans.rec.leaseUntil))
+	if lost {
+		w.or.report(checkLostCreate, sc.intent, hintRedisRetry, "Reserve answered Created=false for a record no Reserve was ever told it created")
+	}
+}
+
+func (s *storeSide) afterResolve(c *call, sc storeCall, err error) error {
+	w := s.w
+	c.trace("resolve %s key=%s owner=%s -> %v", sc.state, sc.key, w.ownerName(sc.owner), err)
+	if err != nil {
+		if sc.state == "open" {
+			c.set(func(c *call) { c.grace = true })
+		}
+		return nil
+	}
+	if sc.state == "open" {
+		w.mu.Lock()
+		w.released[sc.intent] = c
+		w.mu.Unlock()
+	}
+	if sc.state == "succeeded" || sc.state == "failed" {
+		o := w.byID[sc.intent]
+		o.mu.Lock()
+		o.closed, o.closedAt = true, w.clock.Now()
+		o.mu.Unlock()
+	}
+	if w.faultsOn.Load() && !c.get().zombie && w.d.chance(pLostResolve, "lost-reply", "resolve", sc.intent, c.id, c.nextStoreOp("resolve-reply")) {
+		c.trace("FAULT resolve reply lost after the write")
+		c.set(func(c *call) { c.grace = true })
+		return errLostReply
+	}
+	return nil
+}
+
+// ownerName is the instance a lease owner belongs to, for traces.
+func (w *world) ownerName(owner string) string {
+	if owner == "" {
+		return "-"
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if c := w.owners[owner]; c != nil {
+		return c.inst.name
+	}
+	return "?"
+}

@@ -1,0 +1,263 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idempay/idempay"
+)
+
+// world is one seed: a virtual clock, a fake provider, one store shared by
+// a few client instances, the shop's orders, and what the oracle needs.
+type world struct {
+	seed    uint64
+	opt     *options
+	cfg     seedConfig
+	d       dice
+	rng     *rand.Rand // the step schedule: drawn by the step loop's goroutine only
+	catchUp int        // steps left of catching up after a long jump
+	clock   *simClock
+	tr      *tracer
+	prov    provider
+	logs    *logSink
+	or      *oracle
+	orders  []*order
+	byID    map[string]*order
+	slots   []*slot
+
+	faultsOn atomic.Bool
+	lastAct  atomic.Int64 // real time of the last transport or store activity
+	redis    redisArm     // the Redis store's lost reply, when armed
+	bg       sync.WaitGroup
+
+	mu             sync.Mutex
+	store          *storeHandle
+	calls          []*call              // every call made
+	inflight       map[string][]sending // requests on the wire, by intent
+	processed      map[string]time.Time // key -> when the provider first processed it
+	created        map[string]bool      // intent -> a Reserve created its record
+	claims         map[string]*call     // intent -> the call that last took its lease
+	owners         map[string]*call     // lease owner -> the last call that claimed with it
+	errs           []callErr            // every error string a caller got
+	released       map[string]*call     // intent -> the call that last released its lease
+	expired        map[string]bool      // intent -> Expire deleted its record
+	staleKeys      map[string]bool      // intent -> a key of it was resent after the provider forgot it
+	listed         map[string]bool      // intent -> Unresolved named it in the quiet phase
+	resumed        map[string]bool      // intent -> charged again in the quiet phase
+	resumeMismatch map[string]bool      // intent -> its last resume was refused as other parameters
+	kills          int
+	abandoned      []*call // calls whose callers left while their flights ran
+}
+
+type callErr struct{ intent, text string }
+
+// slot is one place in the fleet: a host with its clock skew, on which
+// instances run one after the other (a restart is a new generation).
+type slot struct {
+	idx  int
+	skew time.Duration
+	gens int
+	cur  *instance
+}
+
+// instance is one process's idempay.Client.
+type instance struct {
+	w      *world
+	slot   *slot
+	name   string
+	cl     *client
+	http   *http.Client
+	dead   atomic.Bool // killed: it sends and stores nothing more
+	closed atomic.Bool // shut down by the application
+	keys   atomic.Int64
+}
+
+// storeHandle is the shared store as opened once; a file store is reopened
+// (a new handle) after its process is killed.
+type storeHandle struct {
+	mu     sync.RWMutex
+	s      idempay.KeyStore
+	close  func() error
+	closed bool
+}
+
+var errStoreClosed = errors.New("sim: store closed (its process was killed)")
+
+func (h *storeHandle) enter() (idempay.KeyStore, func(), error) {
+	h.mu.RLock()
+	if h.closed {
+		h.mu.RUnlock()
+		return nil, nil, errStoreClosed
+	}
+	return h.s, h.mu.RUnlock, nil
+}
+
+// shut waits for the calls inside the store to return, then closes it.
+func (h *storeHandle) shut() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	return h.close()
+}
+
+func newWorld(seed uint64, opt *options) *world {
+	w := &world{seed: seed, opt: opt, d: dice{seed}, rng: rand.New(rand.NewPCG(seed, 0x51a7)),
+		clock: newSimClock(), byID: map[string]*order{}, inflight: map[string][]sending{},
+		processed: map[string]time.Time{}, created: map[string]bool{}, claims: map[string]*call{},
+		owners: map[string]*call{}, released: map[string]*call{}, expired: map[string]bool{},
+		staleKeys: map[string]bool{}, listed: map[string]bool{}, resumed: map[string]bool{},
+		resumeMismatch: map[string]bool{}}
+	w.cfg = drawConfig(seed, opt, w.rng)
+	w.tr = newTracer(w.clock)
+	w.tr.touch = w.touch
+	w.logs = &logSink{}
+	w.or = newOracle(w, opt.checks)
+	w.prov = newProvider(w.cfg.provider, w.d, w.clock)
+	for i := range w.cfg.orders {
+		o := newOrder(seed, i, w.d)
+		w.orders = append(w.orders, o)
+		w.byID[o.id] = o
+	}
+	w.faultsOn.Store(true)
+	return w
+}
+
+func newProvider(name string, d dice, c *simClock) provider {
+	switch name {
+	case "stripe":
+		return newStripe(d, c)
+	case "omise":
+		return newOmise(d, c)
+	case "2c2p":
+		return new2C2P(d, c)
+	}
+	return newOwnAPI(d, c)
+}
+
+// start opens the store and the first generation of every slot.
+func (w *world) start(ctx context.Context) error {
+	if err := w.openStore(ctx); err != nil {
+		return err
+	}
+	for i, skew := range w.cfg.skews {
+		w.slots = append(w.slots, &slot{idx: i, skew: skew})
+	}
+	for _, s := range w.slots {
+		if err := w.restart(s); err != nil {
+			return err
+		}
+	}
+	w.tr.add("", "world", "seed %d: %s on %s, %d instances (skews %v), %d orders, %d steps, %d attempts, %s",
+		w.seed, w.cfg.provider, w.cfg.store, w.cfg.instances, skewList(w.cfg.skews), w.cfg.orders,
+		w.cfg.steps, w.cfg.maxAttempts, w.cfg.theme)
+	return nil
+}
+
+func skewList(s []time.Duration) []string {
+	out := make([]string, len(s))
+	for i, d := range s {
+		out[i] = d.Round(time.Millisecond).String()
+	}
+	return out
+}
+
+func (w *world) openStore(ctx context.Context) error {
+	sc, err := w.storeConfig()
+	if err != nil {
+		return err
+	}
+	s, closer, err := openStore(ctx, sc)
+	if err != nil {
+		return fmt.Errorf("sim: open %s: %w", w.cfg.store, err)
+	}
+	w.mu.Lock()
+	w.store = &storeHandle{s: s, close: closer}
+	w.mu.Unlock()
+	return nil
+}
+
+func (w *world) storeConfig() (storeConfig, error) {
+	sc := storeConfig{kind: w.cfg.store, clock: w.clock.Now}
+	switch w.cfg.store {
+	case "filestore":
+		sc.path = filepath.Join(w.opt.dir, fmt.Sprintf("seed-%d.db", w.seed))
+	case "postgres":
+		return sharedPostgres(w, sc)
+	case "redis":
+		return sharedRedis(w, sc)
+	}
+	return sc, nil
+}
+
+func (w *world) handle() *storeHandle {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.store
+}
+
+// restart starts a new generation on slot s: a new process, a new client,
+// the same store and the same host clock.
+func (w *world) restart(s *slot) error {
+	inst := &instance{w: w, slot: s, name: fmt.Sprintf("i%dg%d", s.idx, s.gens)}
+	s.gens++
+	h := w.handle()
+	inst.http = &http.Client{Transport: &transport{w: w, inst: inst}}
+	cl, err := newClient(clientSpec{
+		baseURL: "http://" + w.prov.name() + ".sim", creds: w.prov.credentials(),
+		account: fmt.Sprintf("acct%d", w.seed), provider: w.prov.adapter(w.clock.skewed(s.skew)),
+		store: &hookedStore{enter: h.enter, hooks: &storeSide{w: w, inst: inst}}, http: inst.http,
+		clock: w.clock.skewed(s.skew), logger: w.logs.logger(inst.name), maxAttempts: w.cfg.maxAttempts,
+		newKey: func() string { return fmt.Sprintf("k-%s-%d", inst.name, inst.keys.Add(1)) },
+	})
+	if err != nil {
+		return err
+	}
+	inst.cl = cl
+	s.cur = inst
+	return nil
+}
+
+// live returns the current instance of every slot.
+func (w *world) live() []*instance {
+	out := make([]*instance, len(w.slots))
+	for i, s := range w.slots {
+		out[i] = s.cur
+	}
+	return out
+}
+
+// other returns the current instance of a slot other than inst's, if any.
+func (w *world) other(inst *instance, pick int) *instance {
+	if len(w.slots) < 2 {
+		return w.slots[0].cur
+	}
+	i := (inst.slot.idx + 1 + pick%(len(w.slots)-1)) % len(w.slots)
+	return w.slots[i].cur
+}
+
+// namespace is the store namespace every instance of this world uses.
+func (w *world) namespace() string { return w.slots[0].cur.cl.namespace() }
+
+// touch notes transport or store activity, for the pauses that wait until
+// the calls they started have gone quiet.
+func (w *world) touch() { w.lastAct.Store(time.Now().UnixNano()) }
+
+// load reads an intent's record straight from the store, for the oracle.
+func (w *world) load(ctx context.Context, intent string) (recView, bool, error) {
+	s, leave, err := w.handle().enter()
+	if err != nil {
+		return recView{}, false, err
+	}
+	defer leave()
+	return loadRec(ctx, s, w.namespace(), intent)
+}
