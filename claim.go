@@ -45,6 +45,8 @@ type Claim struct {
 	stop   chan struct{} // closed by finish: the heartbeat ends
 	beat   sync.WaitGroup
 
+	req ReserveRequest // what a renewal sends
+
 	mu       sync.Mutex
 	deadline time.Time // on cfg.Clock: no work after it
 	lapsed   bool      // the lease may have been someone else's for a while
@@ -114,12 +116,12 @@ func (cfg ClaimConfig) Reserve(ctx context.Context, req ReserveRequest) (*Claim,
 	if err != nil || !res.Claimed {
 		return nil, res, err
 	}
-	cl := &Claim{cfg: cfg, rec: res.Record, owner: req.Owner, stop: make(chan struct{})}
+	cl := &Claim{cfg: cfg, rec: res.Record, owner: req.Owner, req: req, stop: make(chan struct{})}
 	cl.ctx, cl.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	cl.setDeadline(start, res)
 	if cl.deadline.After(start) {
 		cl.beat.Add(1)
-		go cl.heartbeat(req)
+		go cl.heartbeat()
 	} else {
 		cl.age()
 	}
@@ -300,7 +302,7 @@ func (cl *Claim) write(ctx context.Context, res Resolution) error {
 // heartbeat renews the lease every Lease/3 until the claim finishes or the
 // lease is lost. A renewal that fails for a store error is tried again at
 // the next beat; once the deadline passes without one, the lease is lost.
-func (cl *Claim) heartbeat(req ReserveRequest) {
+func (cl *Claim) heartbeat() {
 	defer cl.beat.Done()
 	defer func() {
 		// A store or clock that panics here must not kill the process:
@@ -322,7 +324,7 @@ func (cl *Claim) heartbeat(req ReserveRequest) {
 			return
 		case <-tick.C:
 			timeout.Stop()
-			if !cl.renew(req) {
+			if !cl.renew() {
 				return
 			}
 		}
@@ -336,9 +338,23 @@ func (cl *Claim) until() time.Duration {
 	return cl.deadline.Sub(cl.cfg.Clock())
 }
 
+// Renew claims the record again now, as the heartbeat does, and reports
+// whether the lease is still held. Work about to repeat an action calls it
+// first: the heartbeat beats every Lease/3, and in between someone may have
+// closed the record (a Settle that learnt the outcome) and freed the lease.
+// A store error leaves the lease as it was: held until it runs out.
+func (cl *Claim) Renew() bool {
+	if !cl.Held() {
+		return false
+	}
+	cl.renew()
+	return cl.Held()
+}
+
 // renew claims the record again as the same owner; it reports whether the
 // heartbeat should go on.
-func (cl *Claim) renew(req ReserveRequest) bool {
+func (cl *Claim) renew() bool {
+	req := cl.req
 	start := cl.cfg.Clock()
 	ctx, cancel := context.WithTimeout(cl.ctx, min(cl.cfg.WriteTimeout, cl.cfg.Lease/3))
 	res, err := cl.cfg.Store.Reserve(ctx, req)

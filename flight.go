@@ -104,6 +104,12 @@ func (f *flight) checkRetry(ctx context.Context, resp *http.Response, err error)
 			return false, nil
 		}
 	}
+	if again && !f.claim.Renew() {
+		// Someone closed the record or took the lease since the last
+		// beat (a Settle that learnt the outcome): no resend. The flight
+		// answers from the store (settledMeanwhile) or unknown.
+		return false, nil
+	}
 	return again, nil
 }
 

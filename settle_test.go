@@ -303,3 +303,48 @@ func TestSettleUnderARunningFlightRecordsOnlySuccess(t *testing.T) {
 	cancel()
 	require.NoError(t, a.Close(context.Background()))
 }
+
+// Rule: once a Settle under a running flight's lease has recorded the
+// success (which frees the lease), the flight sends nothing more: every
+// resend renews the lease first, and the renewal is refused. The flight
+// answers the recorded success. Simulator seed 3738 (lease-at-send).
+func TestNoResendAfterSettleRecordedTheSuccess(t *testing.T) {
+	store := memstore.New()
+	var posts atomic.Int32
+	first, release := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			io.WriteString(w, `{"order_id":"o","charge_id":"ch_ok","status":"succeeded","amount_jpy":1500}`)
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		if posts.Add(1) == 1 {
+			close(first)
+			<-release
+		}
+		w.WriteHeader(http.StatusServiceUnavailable) // retryable: the flight would send again
+	}))
+	defer srv.Close()
+	c := newClient(t, srv.URL, store, func(cfg *idempay.Config) {
+		cfg.Provider = idempay.OwnAPI{LookupPath: "/payments/charge"}
+	})
+	type answer struct {
+		ch  *idempay.Charge
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		ch, err := c.Charge(context.Background(), order("o"))
+		done <- answer{ch, err}
+	}()
+	<-first
+	ch, err := c.Settle(context.Background(), "o")
+	require.NoError(t, err, "the lookup finds the charge")
+	assert.Equal(t, "ch_ok", ch.ID)
+	close(release)
+
+	got := <-done
+	require.NoError(t, got.err, "the flight answers the recorded success")
+	assert.Equal(t, "ch_ok", got.ch.ID)
+	assert.Equal(t, int32(1), posts.Load(), "no resend after the record was closed")
+}

@@ -155,7 +155,9 @@ func (o *oracle) staleLease(c *call) {
 	if hs.active && !hs.zombie {
 		return
 	}
-	age := w.clock.Elapsed() - hs.ended
+	// Judged when the store gave its answer: a pause after it makes the
+	// answer stale, not false.
+	age := c.reservedAt().Sub(epoch) - hs.ended
 	if (hs.zombie || hs.grace) && age <= staleBound {
 		return
 	}
