@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -88,7 +89,8 @@ type Client struct {
 	provider  Provider
 	target    Target
 	namespace string
-	store     KeyStore
+	store     KeyStore     // the configured store, behind haltedStore
+	halted    *atomic.Bool // set once Close gave up waiting for flights
 	hc        *http.Client // wrapped: counts attempts, no silent resends
 	retry     RetryPolicy
 	retention time.Duration
@@ -110,13 +112,14 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		provider: cmp.Or[Provider](cfg.Provider, OwnAPI{}),
-		store:    cfg.Store,
+		halted:   new(atomic.Bool),
 		hc:       wrapHTTPClient(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
 		retry:    cfg.Retry.withDefaults(),
 		log:      cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		now:      cfg.Clock,
 		newKey:   cfg.NewKey,
 	}
+	c.store = haltedStore{KeyStore: cfg.Store, halted: c.halted}
 	if c.now == nil {
 		c.now = time.Now
 	}
@@ -129,7 +132,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.namespace = c.provider.Name() + ":" + cmp.Or(cfg.Account, "default")
 	c.target = Target{BaseURL: base, Credentials: cfg.Credentials, Namespace: c.namespace}
-	c.claims = ClaimConfig{Store: cfg.Store, Lease: cmp.Or(cfg.Lease, DefaultLease), MaxAge: c.retention,
+	c.claims = ClaimConfig{Store: c.store, Lease: cmp.Or(cfg.Lease, DefaultLease), MaxAge: c.retention,
 		Instance: cmp.Or(cfg.Instance, defaultInstance()), Clock: c.now, Logger: c.log}
 	return c, nil
 }
@@ -252,9 +255,16 @@ func (c *Client) Charge(ctx context.Context, req ChargeRequest) (*Charge, error)
 
 // Close stops the client: Charge and Settle refuse new calls with ErrClosed,
 // and Close waits, until ctx ends, for the flights still running to record
-// their outcomes. It returns ctx's error if some did not finish in time.
+// their outcomes. If some did not finish in time it returns ctx's error,
+// and from then on those flights send nothing more and the client touches
+// the store no more: their intents stay open, their leases run out within
+// one Lease, and another instance (or the next start) resumes them.
 func (c *Client) Close(ctx context.Context) error {
-	return c.flights.close(ctx)
+	err := c.flights.close(ctx)
+	if err != nil {
+		c.halted.Store(true)
+	}
+	return err
 }
 
 // Unresolved yields every intent of this client's namespace whose outcome

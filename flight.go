@@ -42,7 +42,7 @@ func (f *flight) run() (Verdict, error) {
 	// another flight may take the intent over, whichever comes first.
 	ctx, cancel := context.WithTimeout(f.claim.Context(), f.c.retry.MaxElapsed)
 	defer cancel()
-	f.probe.held, f.probe.sent = f.claim.Held, &f.prog.sent
+	f.probe.held, f.probe.sent = f.mayStillSend, &f.prog.sent
 
 	if !f.created && f.guarded() {
 		// An earlier call may have sent this key, and the provider does
@@ -74,6 +74,10 @@ func (f *flight) run() (Verdict, error) {
 	}
 	return f.outcome(err)
 }
+
+// mayStillSend is asked before every request leaves: the lease must be held,
+// and the client not closed past its flights (see Client.Close).
+func (f *flight) mayStillSend() bool { return !f.c.halted.Load() && f.claim.Held() }
 
 // outcome picks the deciding verdict once the loop has ended.
 func (f *flight) outcome(doErr error) (Verdict, error) {

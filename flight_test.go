@@ -300,3 +300,52 @@ func TestFlightAnswersASettlementMadeWhileItRan(t *testing.T) {
 	assert.Equal(t, idempay.ReplayFromStore, got.ReplayedFrom)
 	assert.Equal(t, int32(1), posts.Load(), "and sent nothing more")
 }
+
+// countingStore counts the calls that reach the store once counting is on.
+type countingStore struct {
+	idempay.KeyStore
+	on    atomic.Bool
+	calls atomic.Int32
+}
+
+func (s *countingStore) note() {
+	if s.on.Load() {
+		s.calls.Add(1)
+	}
+}
+
+func (s *countingStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
+	s.note()
+	return s.KeyStore.Reserve(ctx, r)
+}
+
+func (s *countingStore) Resolve(ctx context.Context, res idempay.Resolution) error {
+	s.note()
+	return s.KeyStore.Resolve(ctx, res)
+}
+
+// Rule: once Close has given up waiting, the flights it left send nothing
+// more and the client writes nothing more to the store: the application
+// has closed it (simulator, write-after-close on the Redis store). The
+// intent stays open for the next instance.
+func TestNothingAfterCloseGaveUp(t *testing.T) {
+	mem := memstore.New()
+	store := &countingStore{KeyStore: mem}
+	release := make(chan struct{})
+	s := newStub(t, mem, held(release, status(503, `{}`)))
+	c := newClient(t, s.server.URL, store)
+	go c.Charge(context.Background(), order("o"))
+	waitHits(t, s, 1)
+
+	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	require.Error(t, c.Close(short), "a flight is still running")
+	store.on.Store(true)
+	close(release) // the 503 comes back: the flight would resend and record
+	time.Sleep(3 * idempay.MinLease)
+	assert.Equal(t, int32(1), s.hits.Load(), "no resend after Close gave up")
+	assert.Zero(t, store.calls.Load(), "no store write after Close gave up")
+	rec, err := mem.Load(context.Background(), c.Namespace(), "o")
+	require.NoError(t, err)
+	assert.Equal(t, idempay.StateOpen, rec.State, "left open for the next instance")
+}

@@ -157,7 +157,7 @@ func (o *oracle) staleLease(c *call) {
 	}
 	// Judged when the store gave its answer: a pause after it makes the
 	// answer stale, not false.
-	age := c.reservedAt().Sub(epoch) - hs.ended
+	age := c.reservedAt().Sub(w.clock.origin) - hs.ended
 	if (hs.zombie || hs.grace) && age <= staleBound {
 		return
 	}

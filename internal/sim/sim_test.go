@@ -20,7 +20,7 @@ var (
 	flagStores    = flag.String("sim.stores", "memstore,filestore", "the stores seeds draw from (add postgres, redis: they need the servers)")
 	flagSkew      = flag.Duration("sim.skew", 3*time.Hour, "the widest clock skew of an instance")
 	flagChecks    = flag.String("sim.checks", "all", "the checks to run: all, or a comma-separated list; -name removes one")
-	flagStrict    = flag.Bool("sim.strict", false, "fail on any violation (default: report them; the SDK is expected to fail until issue 8 is fixed)")
+	flagStrict    = flag.Bool("sim.strict", true, "fail on any violation (false: report them and fail only when the simulator itself fails)")
 	flagParallel  = flag.Int("sim.parallel", 4*runtime.GOMAXPROCS(0), "seeds run at once")
 	flagDamage    = flag.Float64("sim.damage", 0.05, "chance that a killed file store's file is damaged before it is opened again")
 	flagPG        = flag.String("sim.pg", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL DSN, for -sim.stores=postgres")

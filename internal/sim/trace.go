@@ -96,6 +96,9 @@ func fmtAt(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
+	if t.Before(epoch) { // a real clock's instant (newRealClock)
+		return t.UTC().Format("15:04:05.000")
+	}
 	return fmtDur(t.Sub(epoch))
 }
 

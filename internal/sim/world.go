@@ -112,12 +112,16 @@ func (h *storeHandle) shut() error {
 
 func newWorld(seed uint64, opt *options) *world {
 	w := &world{seed: seed, opt: opt, d: dice{seed}, rng: rand.New(rand.NewPCG(seed, 0x51a7)),
-		clock: newSimClock(), byID: map[string]*order{}, inflight: map[string][]sending{},
+		byID: map[string]*order{}, inflight: map[string][]sending{},
 		processed: map[string]time.Time{}, created: map[string]bool{}, claims: map[string]*call{},
 		owners: map[string]*call{}, released: map[string]*call{}, expired: map[string]bool{},
 		staleKeys: map[string]bool{}, listed: map[string]bool{}, resumed: map[string]bool{},
 		resumeMismatch: map[string]bool{}}
 	w.cfg = drawConfig(seed, opt, w.rng)
+	w.clock = newSimClock()
+	if w.realTime() {
+		w.clock = newRealClock()
+	}
 	w.tr = newTracer(w.clock)
 	w.tr.touch = w.touch
 	w.logs = &logSink{}
@@ -142,6 +146,18 @@ func newProvider(name string, d dice, c *simClock) provider {
 		return new2C2P(d, c)
 	}
 	return newOwnAPI(d, c)
+}
+
+// realTime reports a world whose store keeps real time (see newRealClock).
+func (w *world) realTime() bool { return w.cfg.store == "postgres" || w.cfg.store == "redis" }
+
+// lease is the lease the world's clients take: the default, or a short
+// real one where a jump past it is a real sleep.
+func (w *world) lease() time.Duration {
+	if w.realTime() {
+		return realLease
+	}
+	return 0
 }
 
 // start opens the store and the first generation of every slot.
@@ -217,6 +233,7 @@ func (w *world) restart(s *slot) error {
 		account: fmt.Sprintf("acct%d", w.seed), provider: w.prov.adapter(w.clock.skewed(s.skew)),
 		store: &hookedStore{enter: h.enter, hooks: &storeSide{w: w, inst: inst}}, http: inst.http,
 		clock: w.clock.skewed(s.skew), logger: w.logs.logger(inst.name), maxAttempts: w.cfg.maxAttempts,
+		lease: w.lease(), instance: inst.name,
 		newKey: func() string { return fmt.Sprintf("k-%s-%d", inst.name, inst.keys.Add(1)) },
 	})
 	if err != nil {
