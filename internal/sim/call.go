@@ -98,6 +98,16 @@ func (c *call) nextAttempt(charge bool) int {
 // tried or done): a flight whose caller left is ending.
 func (c *call) flightEnded() { c.resolveOnce.Do(func() { close(c.resolved) }) }
 
+// flightOver reports whether the call's flight recorded its outcome.
+func (c *call) flightOver() bool {
+	select {
+	case <-c.resolved:
+		return true
+	default:
+		return false
+	}
+}
+
 func (c *call) reservedAt() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()

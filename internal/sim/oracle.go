@@ -155,6 +155,9 @@ func (o *oracle) staleLease(c *call) {
 	if hs.active && !hs.zombie {
 		return
 	}
+	if hs.cancelled && !hs.zombie && !holder.flightOver() {
+		return // its caller left, its flight goes on, and holds the lease by right
+	}
 	// Judged when the store gave its answer: a pause after it makes the
 	// answer stale, not false.
 	age := c.reservedAt().Sub(w.clock.origin) - hs.ended
