@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+
+	"github.com/idempay/idempay"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +24,8 @@ type call struct {
 	// settledBefore: the store held the intent succeeded when the call
 	// began, so it must answer the success whatever its parameters.
 	settledBefore bool
+	opID          string         // an operation's ID (RefundID, ...), for refund, capture and cancel calls
+	opType        idempay.OpType // and its type
 
 	ctx         context.Context
 	cancel      context.CancelFunc
@@ -133,7 +137,7 @@ func (w *world) charge(ctx context.Context, inst *instance, o *order, v variant,
 	if rec, ok, err := w.load(ctx, o.id); err == nil && ok && rec.state == "succeeded" {
 		c.settledBefore = true
 	}
-	req := w.prov.request(o, v)
+	req := w.withAuth(o, w.prov.request(o, v))
 	o.mu.Lock()
 	o.started = true
 	o.mu.Unlock()

@@ -42,16 +42,17 @@ func (o outcome) String() string {
 
 // result is one Charge or Settle as the simulator records it.
 type result struct {
-	out           outcome
-	chargeID      string // the provider's ID on a returned charge
-	chargePending bool   // the returned charge says it is pending (Charge.State)
-	key           string // the key the charge or the error names
-	attempt       int    // the attempt the charge or the error names (0: none)
-	inProgress    bool   // errors.Is(err, ErrInProgress)
-	attemptOpen   bool   // errors.Is(err, ErrAttemptOpen): another attempt of the intent is unsettled
-	mismatch      bool   // refused as the intent's other parameters (today: attemptOpen)
-	storeFailed   bool   // errors.Is(err, ErrStore) or ErrClosed: the answer rests on no record
-	err           error
+	out            outcome
+	chargeID       string // the provider's ID on a returned charge
+	chargePending  bool   // the returned charge says it is pending (Charge.State)
+	key            string // the key the charge or the error names
+	attempt        int    // the attempt the charge or the error names (0: none)
+	inProgress     bool   // errors.Is(err, ErrInProgress)
+	attemptOpen    bool   // errors.Is(err, ErrAttemptOpen): another attempt of the intent is unsettled
+	mismatch       bool   // refused as the intent's other parameters (today: attemptOpen)
+	storeFailed    bool   // errors.Is(err, ErrStore) or ErrClosed: the answer rests on no record
+	refusedLocally bool   // an operation refused before anything was sent (amount, state)
+	err            error
 }
 
 func classify(ch *idempay.Charge, err error) result {
@@ -252,6 +253,7 @@ func corrupt(err error) bool {
 // storeCall is one KeyStore call as the hooks see it.
 type storeCall struct {
 	op     string // reserve, resolve, load, list, expire
+	ns     string // the namespace: the charges', or an operation's or the ledger's
 	intent string
 	key    string
 	owner  string // the lease owner a Reserve claims for or a Resolve names
@@ -301,7 +303,7 @@ func (s *hookedStore) do(ctx context.Context, sc storeCall, f func(idempay.KeySt
 
 func (s *hookedStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	var res idempay.Reservation
-	err := s.do(ctx, storeCall{op: "reserve", intent: r.IntentID, key: r.Key, owner: r.Owner},
+	err := s.do(ctx, storeCall{op: "reserve", ns: r.Namespace, intent: r.IntentID, key: r.Key, owner: r.Owner},
 		func(in idempay.KeyStore) (storeAnswer, error) {
 			var err error
 			res, err = in.Reserve(ctx, r)
@@ -314,13 +316,13 @@ func (s *hookedStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (id
 }
 
 func (s *hookedStore) Resolve(ctx context.Context, res idempay.Resolution) error {
-	return s.do(ctx, storeCall{op: "resolve", intent: res.IntentID, key: res.Key, owner: res.LeaseOwner, state: string(res.State)},
+	return s.do(ctx, storeCall{op: "resolve", ns: res.Namespace, intent: res.IntentID, key: res.Key, owner: res.LeaseOwner, state: string(res.State)},
 		func(in idempay.KeyStore) (storeAnswer, error) { return storeAnswer{}, in.Resolve(ctx, res) })
 }
 
 func (s *hookedStore) Load(ctx context.Context, namespace, intentID string) (idempay.Record, error) {
 	var rec idempay.Record
-	err := s.do(ctx, storeCall{op: "load", intent: intentID}, func(in idempay.KeyStore) (storeAnswer, error) {
+	err := s.do(ctx, storeCall{op: "load", ns: namespace, intent: intentID}, func(in idempay.KeyStore) (storeAnswer, error) {
 		var err error
 		rec, err = in.Load(ctx, namespace, intentID)
 		return storeAnswer{rec: view(rec)}, err

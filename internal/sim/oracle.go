@@ -29,13 +29,18 @@ const (
 	checkFalsePending    = "false-pending"        // pending reported without the charge to show, or for one the provider does not hold pending
 	checkAttemptOrder    = "attempt-open"         // an attempt began while an earlier one was not definitely failed
 	checkSettledAnswer   = "settled-answer"       // a Charge of an intent the store holds succeeded did not answer the success
+	checkOpFalseFailed   = "op-false-failed"      // a refund, capture or cancel told failed, and the provider made it
+	checkOpFalseSuccess  = "op-false-success"     // one told succeeded that the provider did not make, or failed
+	checkOpMoney         = "op-money"             // refunded twice or beyond the charge, captured beyond the authorisation, ...
+	checkOpUnsettled     = "op-unsettled"         // after the quiet phase, an operation made and the store does not say so
 )
 
 // allChecks lists every check with what it stands for.
 var allChecks = []string{checkDoubleCharge, checkFalseFailed, checkFalseSuccess, checkPendingSuccess,
 	checkLeaseAtSend, checkConcurrentSend, checkKeyNotStored, checkStaleKey, checkUnsettled, checkSecret,
 	checkStaleLease, checkWriteAfterClose, checkImpatient, checkStoreDamage, checkLostCreate,
-	checkFalsePending, checkAttemptOrder, checkSettledAnswer}
+	checkFalsePending, checkAttemptOrder, checkSettledAnswer,
+	checkOpFalseFailed, checkOpFalseSuccess, checkOpMoney, checkOpUnsettled}
 
 // violation is one broken promise, with the story of its intent.
 type violation struct {
@@ -112,7 +117,9 @@ func (o *oracle) atReturn(c *call, res result) {
 	if res.inProgress && c.get().refusedLease {
 		o.staleLease(c)
 	}
-	if c.settledBefore && res.out != outSucceeded && !c.get().zombie && !c.get().cancelled && !res.storeFailed {
+	// (An authorisation answers pending until captured, failed once
+	// cancelled: it is judged by its operations.)
+	if c.settledBefore && c.o.kind != "auth" && res.out != outSucceeded && !c.get().zombie && !c.get().cancelled && !res.storeFailed {
 		o.report(checkSettledAnswer, c.o.id, "", "%s charged an intent the store held succeeded and was told %s (%v)", c.who(), res.out, res.err)
 	}
 }
@@ -184,6 +191,9 @@ func (o *oracle) final(ctx context.Context) {
 		}
 		o.settled(ctx, ord)
 		o.attempts(ctx, ord)
+	}
+	if w.opsOn() {
+		o.finalOps(ctx)
 	}
 	o.secrets(ctx)
 }

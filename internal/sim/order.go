@@ -26,6 +26,7 @@ type order struct {
 	shown    string    // the pending charge the customer was sent to
 	closedAt time.Time // when the store last closed its record (virtual time)
 	closed   bool
+	ops      []*shopOp // the refunds, captures and cancels asked for
 }
 
 // variant says which request of an order a call sends.

@@ -36,7 +36,8 @@ func (p *twoC2P) credentials() string   { return p.creds }
 func (p *twoC2P) secrets() []string     { return nil }
 
 func (p *twoC2P) adapter(clock func() time.Time) idempay.Provider {
-	return twoc2p.Provider{MerchantID: merchant2c2p, Now: clock}
+	return twoc2p.Provider{MerchantID: merchant2c2p, Now: clock,
+		Maintenance: twoc2p.MaintenanceKeys{Merchant: p.srv.MerchantKey(), Gateway: p.srv.GatewayKey()}}
 }
 
 // request has no Source: the customer pays on 2C2P's page. Other
@@ -48,7 +49,8 @@ func (p *twoC2P) request(o *order, v variant) idempay.ChargeRequest {
 // inspect reads the idempotencyID out of the signed payload without
 // verifying it: the fake verifies.
 func (p *twoC2P) inspect(r *http.Request, body []byte) reqInfo {
-	rq := reqInfo{charge: r.URL.Path == twoc2p.TokenPath}
+	// A maintenance request is sealed (JWE): its key cannot be read here.
+	rq := reqInfo{charge: r.URL.Path == twoc2p.TokenPath, op: r.URL.Path == twoc2p.MaintenancePath}
 	var env struct {
 		Payload string `json:"payload"`
 	}
@@ -170,3 +172,10 @@ func (p *twoC2P) complete(o *order, id string, succeed bool) {
 		_ = p.srv.Decline(inv, "4005")
 	}
 }
+
+func (p *twoC2P) ledger() *fakes.Ledger { return p.srv.Ledger() }
+func (p *twoC2P) currency() string      { return "THB" }
+
+// authExtra: 2C2P's charges are paid on its page; the world plays no
+// authorisations there.
+func (p *twoC2P) authExtra() map[string]string { return nil }

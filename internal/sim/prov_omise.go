@@ -48,7 +48,9 @@ func (p *omiseFake) request(o *order, v variant) idempay.ChargeRequest {
 }
 
 func (p *omiseFake) inspect(r *http.Request, _ []byte) reqInfo {
-	return reqInfo{charge: r.Method == http.MethodPost, key: r.Header.Get("Idempotency-Key")}
+	post := r.Method == http.MethodPost
+	charge := post && r.URL.Path == "/charges"
+	return reqInfo{charge: charge, op: post && !charge, key: r.Header.Get("Idempotency-Key")}
 }
 
 func (p *omiseFake) inject(_ *order, rq reqInfo, f fakes.Fault) { p.srv.FailKey(rq.key, f) }
@@ -123,3 +125,9 @@ func newOmiseServer(now func() time.Time, honour bool) *omisetest.Server {
 }
 
 func (p *omiseFake) chargedKeys(o *order) map[string]int { return ledgerKeys(p.srv.Ledger(), o.id) }
+
+func (p *omiseFake) ledger() *fakes.Ledger { return p.srv.Ledger() }
+func (p *omiseFake) currency() string      { return "THB" }
+func (p *omiseFake) authExtra() map[string]string {
+	return map[string]string{omise.ExtraCapture: "false"}
+}

@@ -36,7 +36,7 @@ func (p *ownAPI) charges(o *order) int          { return p.srv.Ledger().Count(o.
 func (p *ownAPI) complete(*order, string, bool) {}
 
 func (p *ownAPI) adapter(func() time.Time) idempay.Provider {
-	return idempay.OwnAPI{LookupPath: refserver.DefaultPath}
+	return idempay.OwnAPI{LookupPath: refserver.DefaultPath, OpLookup: true}
 }
 
 func (p *ownAPI) request(o *order, v variant) idempay.ChargeRequest {
@@ -49,7 +49,9 @@ func (p *ownAPI) request(o *order, v variant) idempay.ChargeRequest {
 }
 
 func (p *ownAPI) inspect(r *http.Request, _ []byte) reqInfo {
-	return reqInfo{charge: r.Method == http.MethodPost, key: r.Header.Get(refserver.DefaultKeyHeader)}
+	post := r.Method == http.MethodPost
+	return reqInfo{charge: post && r.URL.Path == refserver.DefaultPath, op: post && r.URL.Path != refserver.DefaultPath,
+		key: r.Header.Get(refserver.DefaultKeyHeader)}
 }
 
 func (p *ownAPI) observe(o *order, status int, _ []byte) []byte {
@@ -107,3 +109,7 @@ func keyed(req idempay.ChargeRequest, o *order, v variant) idempay.ChargeRequest
 }
 
 func (p *ownAPI) chargedKeys(o *order) map[string]int { return ledgerKeys(p.srv.Ledger(), o.id) }
+
+func (p *ownAPI) ledger() *fakes.Ledger        { return p.srv.Ledger() }
+func (p *ownAPI) currency() string             { return "JPY" }
+func (p *ownAPI) authExtra() map[string]string { return map[string]string{"capture": "false"} }

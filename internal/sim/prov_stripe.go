@@ -58,7 +58,9 @@ func (p *stripeFake) request(o *order, v variant) idempay.ChargeRequest {
 }
 
 func (p *stripeFake) inspect(r *http.Request, _ []byte) reqInfo {
-	return reqInfo{charge: r.Method == http.MethodPost, key: r.Header.Get("Idempotency-Key")}
+	post := r.Method == http.MethodPost
+	charge := post && r.URL.Path == "/v1/payment_intents"
+	return reqInfo{charge: charge, op: post && !charge, key: r.Header.Get("Idempotency-Key")}
 }
 
 func (p *stripeFake) inject(_ *order, rq reqInfo, f fakes.Fault) { p.srv.FailKey(rq.key, f) }
@@ -160,3 +162,9 @@ func (p *stripeFake) chargeTruth(o *order, id string) truth {
 func (p *stripeFake) complete(o *order, id string, succeed bool) { p.srv.Complete(id, succeed) }
 
 func (p *stripeFake) chargedKeys(o *order) map[string]int { return ledgerKeys(p.srv.Ledger(), o.id) }
+
+func (p *stripeFake) ledger() *fakes.Ledger { return p.srv.Ledger() }
+func (p *stripeFake) currency() string      { return "USD" }
+func (p *stripeFake) authExtra() map[string]string {
+	return map[string]string{stripe.ExtraCaptureMethod: "manual"}
+}

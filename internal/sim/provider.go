@@ -26,7 +26,8 @@ func (t truth) String() string { return [...]string{"none", "pending", "charged"
 
 // reqInfo is what the transport reads from a request before it sends it.
 type reqInfo struct {
-	charge  bool   // a charge attempt; anything else is a lookup
+	charge  bool   // a charge attempt
+	op      bool   // a refund, capture or cancel attempt; neither: a lookup
 	key     string // the idempotency key a charge carries
 	invoice string // 2C2P: the invoiceNo a charge carries
 }
@@ -65,6 +66,12 @@ type provider interface {
 	chargeTruth(o *order, chargeID string) truth
 	complete(o *order, chargeID string, succeed bool)
 	secrets() []string // secrets the provider handed out (client secrets)
+	// ledger is the fake's books of charges and operations.
+	ledger() *fakes.Ledger
+	// currency is the currency of its charges; authExtra the Extra that
+	// makes a charge an authorisation (nil: the world plays none).
+	currency() string
+	authExtra() map[string]string
 }
 
 // objects remembers, per intent, the IDs of the provider objects (payment

@@ -67,8 +67,10 @@ func (w *world) quiet(ctx context.Context) {
 	w.tr.add("", "world", "QUIET: the faults stop")
 	w.advance(restartDelay, "restarts are done")
 	w.resumeAll(ctx, "q1.")
+	w.resumeOps(ctx, "q1.")
 	w.advance(defaultLease+time.Minute, "past every lease")
 	w.resumeAll(ctx, "q2.")
+	w.resumeOps(ctx, "q2.")
 }
 
 func (w *world) resumeAll(ctx context.Context, phase string) {

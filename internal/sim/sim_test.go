@@ -25,6 +25,7 @@ var (
 	flagDamage    = flag.Float64("sim.damage", 0.05, "chance that a killed file store's file is damaged before it is opened again")
 	flagPG        = flag.String("sim.pg", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL DSN, for -sim.stores=postgres")
 	flagRedis     = flag.String("sim.redis", "127.0.0.1:6379", "Redis address, for -sim.stores=redis")
+	flagOps       = flag.Bool("sim.ops", true, "refunds, captures and cancels in the stories")
 	flagShow      = flag.Int("sim.show", 3, "violations shown in full (with their story) in a report")
 )
 
@@ -32,7 +33,7 @@ func testOptions(t testing.TB) *options {
 	opt := &options{
 		providers: strings.Split(*flagProviders, ","), stores: strings.Split(*flagStores, ","),
 		skew: *flagSkew, checks: parseChecks(t, *flagChecks), damage: *flagDamage,
-		pgDSN: *flagPG, redisAddr: *flagRedis, dir: storeDir(t), storyLen: 90,
+		pgDSN: *flagPG, redisAddr: *flagRedis, dir: storeDir(t), storyLen: 90, ops: *flagOps,
 	}
 	if *flagSeeds == 1 {
 		opt.storyLen = 100000 // one seed: the whole story
@@ -81,7 +82,7 @@ func replay(seed uint64) string {
 	cmd := fmt.Sprintf("go test ./internal/sim -run 'TestSim$' -sim.seed=%d -sim.seeds=1 -v", seed)
 	flag.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "sim.providers", "sim.stores", "sim.skew", "sim.checks", "sim.damage", "sim.pg", "sim.redis":
+		case "sim.providers", "sim.stores", "sim.skew", "sim.checks", "sim.damage", "sim.pg", "sim.redis", "sim.ops":
 			cmd += fmt.Sprintf(" -%s=%s", f.Name, f.Value)
 		}
 	})

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"strings"
 )
 
 // Errors the simulator makes stores return.
@@ -108,36 +109,57 @@ func (s *storeSide) afterReserve(c *call, sc storeCall, ans storeAnswer, err err
 }
 
 // noteReserve records what a Reserve did: who holds the lease now, and
-// whether a record said to exist was ever created.
+// whether a record said to exist was ever created. Only the charges'
+// records are judged here; an operation's and the ledger's only name
+// their lease owner's call (for the send checks of operations).
 func (w *world) noteReserve(c *call, sc storeCall, ans storeAnswer) {
 	w.mu.Lock()
-	lost := !ans.created && !w.created[sc.intent]
-	w.created[sc.intent] = true // it exists now, whoever made it
 	w.owners[sc.owner] = c
-	if ans.claimed {
-		w.claims[sc.intent] = c
+	charge := sc.ns == w.namespace()
+	lost := charge && !ans.created && !w.created[sc.intent]
+	if charge {
+		w.created[sc.intent] = true // it exists now, whoever made it
+		if ans.claimed {
+			w.claims[sc.intent] = c
+		}
 	}
 	w.mu.Unlock()
 	now := w.clock.Now()
-	c.set(func(c *call) {
-		c.owner, c.reserved = sc.owner, now
-		c.refusedLease = !ans.claimed && !ans.rec.closed
-	})
-	c.trace("reserve created=%v claimed=%v key=%s state=%s lease=%s until %s",
+	if charge {
+		c.set(func(c *call) {
+			c.owner, c.reserved = sc.owner, now
+			c.refusedLease = !ans.claimed && !ans.rec.closed
+		})
+	}
+	c.trace("reserve %s created=%v claimed=%v key=%s state=%s lease=%s until %s", w.nsWord(sc.ns),
 		ans.created, ans.claimed, ans.rec.key, ans.rec.state, w.ownerName(ans.rec.owner), fmtAt(ans.rec.leaseUntil))
 	if lost {
 		w.or.report(checkLostCreate, sc.intent, hintRedisRetry, "Reserve answered Created=false for a record no Reserve was ever told it created")
 	}
 }
 
+// nsWord names a namespace in traces: empty for the charges'.
+func (w *world) nsWord(ns string) string {
+	if ns == w.namespace() {
+		return "charge"
+	}
+	if i := strings.LastIndexByte(ns, '/'); i >= 0 {
+		return ns[i+1:]
+	}
+	return ns
+}
+
 func (s *storeSide) afterResolve(c *call, sc storeCall, err error) error {
 	w := s.w
-	c.trace("resolve %s key=%s owner=%s -> %v", sc.state, sc.key, w.ownerName(sc.owner), err)
+	c.trace("resolve %s %s key=%s owner=%s -> %v", w.nsWord(sc.ns), sc.state, sc.key, w.ownerName(sc.owner), err)
 	if err != nil {
 		if sc.state == "open" {
 			c.set(func(c *call) { c.grace = true })
 		}
 		return nil
+	}
+	if sc.ns != w.namespace() {
+		return nil // an operation's or the ledger's record
 	}
 	if sc.state == "open" {
 		w.mu.Lock()

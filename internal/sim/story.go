@@ -25,6 +25,7 @@ var stepWeights = []struct {
 	{"expire", 7},    // the operator's retention sweep runs
 	{"customer", 9},  // a customer finishes (or fails) 3-D Secure
 	{"kill", 3},      // a host dies while idle
+	{"op", 14},       // a refund, a capture or cancel, or one asked for again (with -sim.ops)
 }
 
 func (w *world) step(ctx context.Context, i int) {
@@ -59,6 +60,10 @@ func (w *world) step(ctx context.Context, i int) {
 		w.customer(ctx, id)
 	case "kill":
 		w.kill(w.pickInst(), "the host dies")
+	case "op":
+		if w.opsOn() {
+			w.opStep(ctx, id)
+		}
 	}
 }
 

@@ -57,8 +57,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errRefused
 	}
 	rq := w.prov.inspect(req, body)
-	n := c.nextAttempt(rq.charge)
+	n := c.nextAttempt(rq.charge || rq.op)
 	f := w.drawFault(c, rq, n)
+	if rq.op {
+		f = w.opFault(c, rq, n)
+		w.handOffOp(c, rq)
+	}
 	var held bool
 	var until time.Time
 	if rq.charge {
@@ -77,8 +81,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errRefused
 	}
 	what := "LOOKUP"
-	if rq.charge {
+	switch {
+	case rq.charge:
 		what = "SEND"
+	case rq.op:
+		what = "SEND-OP"
 	}
 	c.trace("%s #%d %s %s key=%s fault=%s", what, n, req.Method, req.URL.Path, rq.key, f)
 	if f.refuse {

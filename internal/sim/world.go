@@ -32,6 +32,7 @@ type world struct {
 	byID    map[string]*order
 	slots   []*slot
 
+	ns       string // the charges' namespace, the same on every instance
 	faultsOn atomic.Bool
 	lastAct  atomic.Int64 // real time of the last transport or store activity
 	redis    redisArm     // the Redis store's lost reply, when armed
@@ -129,6 +130,9 @@ func newWorld(seed uint64, opt *options) *world {
 	w.prov = newProvider(w.cfg.provider, w.d, w.clock)
 	for i := range w.cfg.orders {
 		o := newOrder(seed, i, w.d)
+		if opt.ops && o.kind == "ok" && w.prov.authExtra() != nil && w.d.chance(0.25, "auth", i) {
+			o.kind = "auth" // charged with manual capture: captured or cancelled later
+		}
 		w.orders = append(w.orders, o)
 		w.byID[o.id] = o
 	}
@@ -173,6 +177,7 @@ func (w *world) start(ctx context.Context) error {
 			return err
 		}
 	}
+	w.ns = w.slots[0].cur.cl.namespace()
 	w.tr.add("", "world", "seed %d: %s on %s, %d instances (skews %v), %d orders, %d steps, %d attempts, %s",
 		w.seed, w.cfg.provider, w.cfg.store, w.cfg.instances, skewList(w.cfg.skews), w.cfg.orders,
 		w.cfg.steps, w.cfg.maxAttempts, w.cfg.theme)
@@ -263,7 +268,7 @@ func (w *world) other(inst *instance, pick int) *instance {
 }
 
 // namespace is the store namespace every instance of this world uses.
-func (w *world) namespace() string { return w.slots[0].cur.cl.namespace() }
+func (w *world) namespace() string { return w.ns }
 
 // touch notes transport or store activity, for the pauses that wait until
 // the calls they started have gone quiet.
