@@ -49,6 +49,7 @@ type Claim struct {
 
 	mu       sync.Mutex
 	deadline time.Time // on cfg.Clock: no work after it
+	leaseEnd time.Time // on cfg.Clock: the lease may be another's from then on (deadline without MaxAge)
 	lapsed   bool      // the lease may have been someone else's for a while
 	finished bool
 }
@@ -121,7 +122,7 @@ func (cfg ClaimConfig) Reserve(ctx context.Context, req ReserveRequest) (*Claim,
 	cl.setDeadline(start, res)
 	if cl.deadline.After(start) {
 		cl.beat.Add(1)
-		go cl.heartbeat()
+		go cl.heartbeat(max(cl.until(), 0))
 	} else {
 		cl.age()
 	}
@@ -188,7 +189,9 @@ func (cl *Claim) Held() bool {
 func (cl *Claim) Lapsed() bool {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	return cl.lapsed
+	// A deadline passed is a lease run out, whether or not the heartbeat
+	// has noticed yet (it may not have run since: a pause).
+	return cl.lapsed || !cl.cfg.Clock().Before(cl.leaseEnd)
 }
 
 // Close records the work's known outcome and gives the lease back. The
@@ -302,7 +305,7 @@ func (cl *Claim) write(ctx context.Context, res Resolution) error {
 // heartbeat renews the lease every Lease/3 until the claim finishes or the
 // lease is lost. A renewal that fails for a store error is tried again at
 // the next beat; once the deadline passes without one, the lease is lost.
-func (cl *Claim) heartbeat() {
+func (cl *Claim) heartbeat(first time.Duration) {
 	defer cl.beat.Done()
 	defer func() {
 		// A store or clock that panics here must not kill the process:
@@ -311,10 +314,13 @@ func (cl *Claim) heartbeat() {
 			cl.lose(fmt.Errorf("%w: renewal panicked: %v", ErrLeaseLost, v))
 		}
 	}()
+	// The timers start now, with what the lease has left as it was granted
+	// (not when this goroutine first runs, which the scheduler decides):
+	// the lease runs out as the clock says, and Held and Lapsed say so.
 	tick := time.NewTicker(cl.cfg.Lease / 3)
 	defer tick.Stop()
-	for {
-		timeout := time.NewTimer(max(cl.until(), 0))
+	for left := first; ; left = max(cl.until(), 0) {
+		timeout := time.NewTimer(left)
 		select {
 		case <-cl.stop:
 			timeout.Stop()
@@ -392,13 +398,14 @@ func (cl *Claim) renew() bool {
 // stamped the lease no earlier, so start+Lease is never later than the
 // store's LeaseUntil. MaxAge shortens it the same way.
 func (cl *Claim) setDeadline(start time.Time, res Reservation) {
-	d := start.Add(cl.cfg.Lease)
+	end := start.Add(cl.cfg.Lease)
+	d := end
 	if cl.cfg.MaxAge > 0 {
 		age := res.Now.Sub(res.Record.CreatedAt)
 		d = minTime(d, start.Add(cl.cfg.MaxAge-age))
 	}
 	cl.mu.Lock()
-	cl.deadline = d
+	cl.deadline, cl.leaseEnd = d, end
 	cl.mu.Unlock()
 }
 

@@ -35,11 +35,11 @@ type seedConfig struct {
 
 // Durations of the simulated world.
 const (
-	providerRetention = 24 * time.Hour     // the fakes forget a key after this
-	keyRetention      = 23 * time.Hour     // the client's default KeyRetention
-	storeRetention    = 7 * 24 * time.Hour // what the operator's Expire sweep keeps
-	staleBound        = 10 * time.Second   // what a crash may cost in a fleet
-	restartDelay      = 15 * time.Second   // how long a restart takes, before the quiet phase resumes
+	providerRetention = 24 * time.Hour           // the fakes forget a key after this
+	keyRetention      = 23 * time.Hour           // the client's default KeyRetention
+	storeRetention    = 7 * 24 * time.Hour       // what the operator's Expire sweep keeps
+	staleBound        = simLease + 5*time.Second // what a crash may cost in a fleet: one lease, and a little
+	restartDelay      = 15 * time.Second         // how long a restart takes, before the quiet phase resumes
 )
 
 func drawConfig(seed uint64, opt *options, rng *rand.Rand) seedConfig {

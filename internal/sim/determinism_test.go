@@ -2,20 +2,34 @@ package sim
 
 import (
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 )
 
 // providerIDs matches what the fakes draw from crypto/rand (charge and
 // request IDs), which the seed does not fix and the oracle never judges by.
-var providerIDs = regexp.MustCompile(`\b(pi_|ch_|chrg_test_|req_|fk)[A-Za-z0-9]+…?|_secret_[a-z0-9]+|\("[a-z0-9]{10}"\)`)
+var providerIDs = regexp.MustCompile(`\b(pi_|ch_|chrg_test_|req_|re_|rfnd_test_|fk)[A-Za-z0-9]+…?|_secret_[a-z0-9]+|\("[a-z0-9]{10}"\)`)
 
 // transcript is a seed's whole trace with the provider's random IDs
-// blanked.
+// blanked, call by call: each call's events in their order, the calls in
+// name order. (Two calls that run at once after a pause may trace in
+// either order; what each one did must not change.)
 func transcript(w *world) string {
-	var b strings.Builder
+	byWho := map[string][]string{}
+	var names []string
 	for _, e := range w.tr.all() {
-		b.WriteString(e.who + " " + providerIDs.ReplaceAllString(e.what, "ID") + "\n")
+		if _, ok := byWho[e.who]; !ok {
+			names = append(names, e.who)
+		}
+		byWho[e.who] = append(byWho[e.who], e.who+" "+providerIDs.ReplaceAllString(e.what, "ID"))
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, n := range names {
+		for _, line := range byWho[n] {
+			b.WriteString(line + "\n")
+		}
 	}
 	return b.String()
 }

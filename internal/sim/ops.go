@@ -255,7 +255,7 @@ func (o *oracle) opSettled(ctx context.Context, ord *order, op *shopOp, made []f
 		return
 	}
 	rec, ok, err := o.w.loadIn(ctx, o.w.namespace()+"/"+string(op.typ), op.id)
-	if err != nil || (ok && rec.state == "succeeded") || (!ok && o.w.tooLate(op)) {
+	if err != nil || (ok && rec.state == "succeeded") || (!ok && o.w.clock.Now().Sub(op.first) >= storeRetention-time.Hour) {
 		return // settled, or expired with the retention the shop keeps to
 	}
 	o.report(checkOpUnsettled, ord.id, "", "after the quiet phase the provider shows %s %s succeeded, the store %s", op.typ, op.id, recState(rec, ok))
@@ -263,29 +263,58 @@ func (o *oracle) opSettled(ctx context.Context, ord *order, op *shopOp, made []f
 
 // resumeOps sends again, in the quiet phase, every operation whose last
 // answer was not a success: the shop's retry of what it was not told.
+// Then its recovery worker sends again every operation UnresolvedOps names
+// (those told succeeded whose record could not be closed among them).
 func (w *world) resumeOps(ctx context.Context, phase string) {
 	n := 0
+	again := func(o *order, op *shopOp) {
+		n++
+		w.operate(ctx, w.pickQuiet(n), o, op, fmt.Sprintf("%sop%d", phase, n))
+	}
+	listed := map[string]bool{}
+	for _, t := range []idempay.OpType{idempay.OpRefund, idempay.OpCapture, idempay.OpCancel} {
+		for _, id := range w.pickQuiet(0).cl.unresolvedOps(ctx, t) {
+			listed[id] = true
+		}
+	}
 	for _, o := range w.orders {
 		o.mu.Lock()
 		var todo []*shopOp
 		for _, op := range o.ops {
-			if op.status != outSucceeded && op.status != outFailed && !w.tooLate(op) {
+			if (listed[op.id] || (op.status != outSucceeded && op.status != outFailed)) && !w.tooLate(op) {
 				todo = append(todo, op)
 			}
 		}
 		o.mu.Unlock()
 		for _, op := range todo {
-			n++
-			w.operate(ctx, w.pickQuiet(n), o, op, fmt.Sprintf("%sop%d", phase, n))
+			again(o, op)
 		}
 	}
+}
+
+// unresolvedOps lists the operation IDs of type t the store holds open.
+func (c *client) unresolvedOps(ctx context.Context, t idempay.OpType) []string {
+	var ids []string
+	for rec, err := range c.c.UnresolvedOps(ctx, t) {
+		if err != nil || len(ids) >= 500 {
+			break
+		}
+		ids = append(ids, rec.IntentID)
+	}
+	return ids
 }
 
 // tooLate keeps the shop honest, as mayResend does for charges: nobody asks
 // for an operation again more than the store's retention after first
 // asking, which is what the store's retention promises to cover.
+// An operation the store still holds open is never too late: its record
+// is there to settle it.
 func (w *world) tooLate(op *shopOp) bool {
-	return w.clock.Now().Sub(op.first) >= storeRetention-time.Hour
+	if w.clock.Now().Sub(op.first) < storeRetention-time.Hour {
+		return false
+	}
+	rec, ok, err := w.loadIn(context.Background(), w.namespace()+"/"+string(op.typ), op.id)
+	return err != nil || !ok || rec.closed
 }
 
 // pickQuiet picks an instance for the quiet phase without drawing from the

@@ -68,7 +68,7 @@ func (w *world) quiet(ctx context.Context) {
 	w.advance(restartDelay, "restarts are done")
 	w.resumeAll(ctx, "q1.")
 	w.resumeOps(ctx, "q1.")
-	w.advance(defaultLease+time.Minute, "past every lease")
+	w.advance(simLease+time.Minute, "past every lease")
 	w.resumeAll(ctx, "q2.")
 	w.resumeOps(ctx, "q2.")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 )
 
 // Errors the simulator makes stores return.
@@ -12,6 +13,10 @@ var (
 	errLostReply = errors.New("sim: store reply lost after the write")
 	errDead      = errors.New("sim: process killed")
 )
+
+// ledgerPollTime is how much virtual time passes per refused poll of a
+// leased ledger.
+const ledgerPollTime = time.Second
 
 // Per-call probabilities of store faults while faults are on.
 const (
@@ -96,6 +101,12 @@ func (s *storeSide) afterReserve(c *call, sc storeCall, ans storeAnswer, err err
 		return nil
 	}
 	w.noteReserve(c, sc, ans)
+	if strings.HasSuffix(sc.ns, "/ledger") && !ans.claimed && !ans.rec.closed && !w.clock.real {
+		// The client polls a ledger another flight holds, sleeping in
+		// real time; the lease runs out on the store's (virtual) clock.
+		// Time passes while it waits, as it does in life: a second a poll.
+		w.clock.Advance(ledgerPollTime)
+	}
 	if w.faultsOn.Load() && !c.get().zombie && w.d.chance(pLostReserve, "lost-reply", "reserve", sc.intent, c.id, c.nextStoreOp("reserve-reply")) {
 		c.trace("FAULT reserve reply lost after the write")
 		c.set(func(c *call) { c.grace = true })

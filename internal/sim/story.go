@@ -144,7 +144,7 @@ func (w *world) pickJump() time.Duration {
 	case u < 0.40:
 		return r(time.Second, 20*time.Second)
 	case u < 0.62:
-		return defaultLease + r(time.Second, 2*time.Minute)
+		return simLease + r(time.Second, 2*time.Minute)
 	case u < 0.77:
 		return r(23*time.Hour, 26*time.Hour)
 	case u < 0.87:

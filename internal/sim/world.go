@@ -155,13 +155,12 @@ func newProvider(name string, d dice, c *simClock) provider {
 // realTime reports a world whose store keeps real time (see newRealClock).
 func (w *world) realTime() bool { return w.cfg.store == "postgres" || w.cfg.store == "redis" }
 
-// lease is the lease the world's clients take: the default, or a short
-// real one where a jump past it is a real sleep.
+// lease is the lease the world's clients take (see simLease).
 func (w *world) lease() time.Duration {
 	if w.realTime() {
 		return realLease
 	}
-	return 0
+	return simLease
 }
 
 // start opens the store and the first generation of every slot.
