@@ -21,7 +21,7 @@ var (
 	flagSkew      = flag.Duration("sim.skew", 3*time.Hour, "the widest clock skew of an instance")
 	flagChecks    = flag.String("sim.checks", "all", "the checks to run: all, or a comma-separated list; -name removes one")
 	flagStrict    = flag.Bool("sim.strict", true, "fail on any violation (false: report them and fail only when the simulator itself fails)")
-	flagParallel  = flag.Int("sim.parallel", 4*runtime.GOMAXPROCS(0), "seeds run at once")
+	flagParallel  = flag.Int("sim.parallel", 8*runtime.GOMAXPROCS(0), "seeds run at once")
 	flagDamage    = flag.Float64("sim.damage", 0.05, "chance that a killed file store's file is damaged before it is opened again")
 	flagPG        = flag.String("sim.pg", "postgres://postgres@127.0.0.1:5432/test?sslmode=disable", "PostgreSQL DSN, for -sim.stores=postgres")
 	flagRedis     = flag.String("sim.redis", "127.0.0.1:6379", "Redis address, for -sim.stores=redis")
