@@ -2,8 +2,8 @@
 //
 // It runs the real idempay.Client, the real adapters (own API, Stripe,
 // Omise, 2C2P) and the real KeyStores (memstore, filestore; PostgreSQL and
-// Redis behind flags) against the in-process provider fakes, under a virtual
-// clock, with several client instances sharing one store. Every fault is
+// Redis behind flags, on the real clock) against the in-process provider
+// fakes, under a virtual clock, with several client instances sharing one store. Every fault is
 // drawn from a PRNG keyed on (seed, intent, call, attempt, site), so a seed
 // always gives the same fault schedule, and interleavings are forced by
 // pausing a request at the transport (or a Reserve at the store) and running
@@ -14,10 +14,9 @@
 // promises idempay makes: see oracle.go for the checks and FINDINGS.md for
 // what they found on the code they were first run against.
 //
-// Everything that touches the parts of idempay's API that are being
-// redesigned (the KeyStore methods, Record, Reservation, Resolution,
-// Client.Unresolved, Client.Settle, Config.Lease, Outcome) lives in
-// driver.go, so that porting the simulator is rewriting that one file.
+// driver.go holds the simulator's contact with the Client's API and the
+// KeyStore contract (the store hooks, the outcomes as a caller reads them);
+// ops.go the refunds, captures and cancels; oracle.go the checks.
 //
 // Run it with
 //
