@@ -160,16 +160,8 @@ func (w *world) settle(ctx context.Context, inst *instance, o *order, id string)
 // is given, and updates the shop's order.
 func (w *world) endCall(c *call, res result) {
 	defer close(c.returned) // once the answer is recorded
-	c.set(func(c *call) { c.active, c.ended, c.res = false, w.clock.Elapsed(), res })
-	c.cancel()
+	msg := w.answered(c, res)
 	st := c.get()
-	msg := ""
-	if res.err != nil {
-		msg = ": " + res.err.Error()
-		w.mu.Lock()
-		w.errs = append(w.errs, callErr{c.intent(), res.err.Error()})
-		w.mu.Unlock()
-	}
 	c.trace("-> %s id=%s pending=%v attempts=%d%s", res.out, w.short(res.chargeID), res.chargePending, st.attempts, msg)
 	if st.zombie || c.inst.dead.Load() {
 		c.trace("(its process is dead: nobody reads this answer)")
@@ -179,6 +171,21 @@ func (w *world) endCall(c *call, res result) {
 	if !st.cancelled {
 		w.updateOrder(c, res)
 	}
+}
+
+// answered ends call c with res: it is no longer active, its context is
+// done, and its error (kept for the secret check) is returned as ": text"
+// for the trace.
+func (w *world) answered(c *call, res result) string {
+	c.set(func(c *call) { c.active, c.ended, c.res = false, w.clock.Elapsed(), res })
+	c.cancel()
+	if res.err == nil {
+		return ""
+	}
+	w.mu.Lock()
+	w.errs = append(w.errs, callErr{c.intent(), res.err.Error()})
+	w.mu.Unlock()
+	return ": " + res.err.Error()
 }
 
 // updateOrder records the answer in the shop's order: a success sticks,

@@ -123,15 +123,7 @@ func (w *world) operate(ctx context.Context, inst *instance, o *order, op *shopO
 // endOp traces an operation's answer, judges it, and notes it in the shop.
 func (w *world) endOp(c *call, op *shopOp, res result) {
 	defer close(c.returned)
-	c.set(func(c *call) { c.active, c.ended, c.res = false, w.clock.Elapsed(), res })
-	c.cancel()
-	msg := ""
-	if res.err != nil {
-		msg = ": " + res.err.Error()
-		w.mu.Lock()
-		w.errs = append(w.errs, callErr{c.intent(), res.err.Error()})
-		w.mu.Unlock()
-	}
+	msg := w.answered(c, res)
 	c.trace("-> %s %s id=%s%s", op.typ, res.out, w.short(res.chargeID), msg)
 	if c.get().zombie || c.inst.dead.Load() {
 		return
