@@ -31,6 +31,7 @@ type world struct {
 	orders  []*order
 	byID    map[string]*order
 	slots   []*slot
+	ck      *checkouts // the checkout workload's state (checkout.go), in a checkout world
 
 	faultsOn atomic.Bool
 	lastAct  atomic.Int64 // real time of the last transport or store activity
@@ -131,6 +132,9 @@ func newWorld(seed uint64, opt *options) *world {
 		o := newOrder(seed, i, w.d)
 		w.orders = append(w.orders, o)
 		w.byID[o.id] = o
+	}
+	if opt.checkout {
+		w.ck = &checkouts{bffs: map[*instance]*bff{}, keys: map[string]*ckKey{}, fe: map[string]*feState{}}
 	}
 	w.faultsOn.Store(true)
 	return w

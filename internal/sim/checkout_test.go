@@ -1,0 +1,91 @@
+package sim
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+var flagCheckouts = flag.Int("sim.checkouts", 400, "how many checkout seeds TestCheckout runs (frontend, guard, BFF and provider together), from -sim.seed")
+
+func checkoutOptions(t testing.TB) *options {
+	opt := testOptions(t)
+	opt.checkout = true
+	opt.storyLen = 90
+	if *flagCheckouts == 1 {
+		opt.storyLen = 100000
+	}
+	return opt
+}
+
+// replayCheckout is the one command that runs a checkout seed again.
+func replayCheckout(seed uint64) string {
+	cmd := strings.Replace(replay(seed), "-run 'TestSim$'", "-run 'TestCheckout$'", 1)
+	return strings.Replace(cmd, "-sim.seeds=1", "-sim.checkouts=1", 1)
+}
+
+// TestCheckout runs -sim.checkouts seeds of the checkout workload
+// (checkout.go) and fails on any violation (with -sim.strict, the default).
+func TestCheckout(t *testing.T) {
+	opt := checkoutOptions(t)
+	start := time.Now()
+	results := runSeeds(opt, *flagSeed, *flagCheckouts, *flagParallel, false)
+	took := time.Since(start)
+	for _, r := range results {
+		for _, f := range r.fatals {
+			t.Errorf("seed %d: simulator failure: %s\n    replay: %s", r.seed, f, replayCheckout(r.seed))
+		}
+	}
+	t.Logf("%d checkout seeds from %d in %s\n%s", len(results), *flagSeed, took.Round(time.Millisecond), summarize(results))
+	shown := 0
+	for _, r := range results {
+		for _, v := range r.violations {
+			if *flagCheckouts > 1 && shown >= *flagShow {
+				break
+			}
+			shown++
+			msg := fmt.Sprintf("seed %d (%s, %s): VIOLATION %s, intent %s: %s\n    hint: %s\n    replay: %s",
+				r.seed, r.cfg.provider, r.cfg.store, v.check, v.intent, v.msg, v.hint, replayCheckout(r.seed))
+			if v.story != nil {
+				msg = describeWith(r, v, replayCheckout(r.seed))
+			}
+			if *flagStrict {
+				t.Error(msg)
+			} else {
+				t.Log(msg)
+			}
+		}
+	}
+	if n := countViolations(results); *flagStrict && shown < n {
+		t.Errorf("%d more violations not shown (-sim.show)", n-shown)
+	}
+}
+
+// TestCheckoutDeterminism runs checkout seeds twice: the same seed must
+// tell the same story.
+func TestCheckoutDeterminism(t *testing.T) {
+	opt := checkoutOptions(t)
+	n := min(*flagCheckouts, 60)
+	a := runSeeds(opt, *flagSeed, n, *flagParallel, true)
+	b := runSeeds(opt, *flagSeed, n, *flagParallel, true)
+	for i := range a {
+		ta, tb := transcript(a[i].w), transcript(b[i].w)
+		if ta == tb {
+			continue
+		}
+		la, lb := strings.Split(ta, "\n"), strings.Split(tb, "\n")
+		for j := range min(len(la), len(lb)) {
+			if la[j] != lb[j] {
+				lo := max(j-6, 0)
+				t.Errorf("checkout seed %d told two stories; first difference at event %d:\n  before:\n    %s\n  run 1: %s\n  run 2: %s",
+					a[i].seed, j, strings.Join(la[lo:j], "\n    "), la[j], lb[j])
+				break
+			}
+		}
+		if len(la) != len(lb) {
+			t.Errorf("checkout seed %d told stories of %d and %d events", a[i].seed, len(la), len(lb))
+		}
+	}
+}
