@@ -48,8 +48,10 @@ import (
 // checks can fail (checkout_test.go, FINDINGS.md "Checkout path"). Never
 // set outside that test.
 var ckBroken struct {
-	noGuardKey   bool // the handler charges without the guard's key
-	releaseOn503 bool // the handler does not MarkUnsettled an unknown outcome, and its key is taken fresh
+	noGuardKey       bool // the handler charges without the guard's key
+	releaseOn503     bool // the handler does not MarkUnsettled an unknown outcome
+	unknownAsDecline bool // the handler answers an unknown outcome 402 declined, final
+	pendingAsPaid    bool // the handler answers a pending charge 200 paid
 }
 
 // Frontend fault rates, per request while faults are on.
@@ -238,6 +240,12 @@ func (w *world) checkoutHandler(b *bff, rw http.ResponseWriter, r *http.Request)
 	// store's owner check is what keeps a request that lost its lease from
 	// recording its answer over another's (its Close fails).
 	res := w.bffCharge(context.WithoutCancel(ctx), b.inst, o, v, chargeKey, rid+"h")
+	switch {
+	case ckBroken.unknownAsDecline && res.out == outUnknown:
+		res.out = outFailed
+	case ckBroken.pendingAsPaid && res.out == outPending:
+		res.out = outSucceeded
+	}
 	status, ans := answerOf(o, res)
 	switch status {
 	case http.StatusPaymentRequired:
