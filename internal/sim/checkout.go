@@ -104,7 +104,7 @@ type ckReq struct {
 	o    *order
 	mu   sync.Mutex
 	ops  map[string]int
-	hold func() // run once, when the request's guard Reserve claims the key
+	hold func() // run once, when the request's handler starts (it holds the key)
 }
 
 type ckReqKey struct{}
@@ -163,11 +163,6 @@ func (s *guardSide) after(ctx context.Context, sc storeCall, ans storeAnswer, er
 			w.tr.add(r.o.id, who, "FAULT guard resolve reply lost after the write")
 			return errLostReply
 		}
-	}
-	if sc.op == "reserve" && ans.claimed && r.hold != nil {
-		h := r.hold
-		r.hold = nil
-		h()
 	}
 	if s.inst.dead.Load() {
 		return errDead
@@ -233,6 +228,14 @@ func (w *world) checkoutHandler(b *bff, rw http.ResponseWriter, r *http.Request)
 	rid := "?"
 	if cr := ckReqOf(ctx); cr != nil {
 		rid = cr.id
+		if h := cr.hold; h != nil {
+			// A double click: the other request arrives while this one
+			// holds the key. (Held here, not in the guard's Reserve: there
+			// the claim's heartbeat would start after a jump past its
+			// lease and lose it at once on its own goroutine, a race.)
+			cr.hold = nil
+			h()
+		}
 	}
 	// The handler charges under a context that the guard's lease loss does
 	// not end: the guard cancels it from a real-time heartbeat, which under
@@ -485,7 +488,7 @@ func (w *world) feSend(o *order, fe *feState, rid string) feAnswer {
 }
 
 // doubleClick sends two requests with the same key: the second while the
-// first holds the key (after its guard Reserve), to the same instance or
+// first holds the key (its handler has started), to the same instance or
 // another, and sometimes only once the first's guard lease ran out.
 func (w *world) doubleClick(o *order, fe *feState, inst *instance, rid string) feAnswer {
 	second := inst
