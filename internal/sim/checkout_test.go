@@ -135,6 +135,7 @@ func TestCheckoutCanFail(t *testing.T) {
 	}{
 		{"unknown answered 402 declined", func(on bool) { ckBroken.unknownAsDecline = on }, []string{checkCheckoutFalse, checkCheckoutSettled}},
 		{"pending answered 200 paid", func(on bool) { ckBroken.pendingAsPaid = on }, []string{checkCheckoutFalse}},
+		{"the reconciler settles with another body", func(on bool) { ckBroken.settleOtherBody = on }, []string{checkCheckoutReplay}},
 		{"the handler charges without the guard's key", func(on bool) { ckBroken.noGuardKey = on }, nil},
 		{"unknown not marked unsettled", func(on bool) { ckBroken.releaseOn503 = on }, nil},
 	}
