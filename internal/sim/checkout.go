@@ -69,6 +69,7 @@ type checkouts struct {
 	bffs map[*instance]*bff
 	keys map[string]*ckKey   // frontend key -> what it was sent for
 	fe   map[string]*feState // order -> what its frontend knows
+	sent map[string]bool     // every key a BFF's charge sent or was answered with
 }
 
 // ckKey is one frontend key: the order and card it pays, and the answers
@@ -315,6 +316,13 @@ func (w *world) bffCharge(ctx context.Context, inst *instance, o *order, v varia
 	req.Key = key
 	c.trace("CHARGE %s key=%q amount=%d (the BFF's handler)", v, req.Key, req.Amount)
 	res := inst.cl.charge(c.ctx, req)
+	w.ck.mu.Lock()
+	for _, k := range []string{key, res.key} {
+		if k != "" {
+			w.ck.sent[k] = true
+		}
+	}
+	w.ck.mu.Unlock()
 	w.endCall(c, res)
 	w.settleStep() // what its pauses started ends before the handler answers
 	return res
@@ -648,6 +656,10 @@ func (o *oracle) checkoutFinal() {
 			}
 		}
 		switch t := w.prov.truth(ord); {
+		case t == truthCharged && !w.bffCharged(ord):
+			// Only the world's other callers (a pause's same-process or
+			// takeover charge, with keys of their own) charged the order;
+			// the BFF's answers were true of its own attempts.
 		case t == truthCharged && fe.final != http.StatusOK && fe.final != http.StatusAccepted:
 			o.report(checkCheckoutSettled, ord.id, "", "the money moved, and after the quiet phase the frontend's last answer is %d (key %s)", fe.final, fe.key)
 		case t == truthCharged && w.prov.chargeTruth(ord, fe.chargeID) != truthCharged:
@@ -678,4 +690,17 @@ func (w *world) ckJump() {
 		d = r(time.Hour, 3*time.Hour)
 	}
 	w.advance(d, "the world goes on")
+}
+
+// bffCharged reports whether a charge of o was made with a key a BFF's
+// handler sent (the frontend's, or one idempay chose for a keyless charge).
+func (w *world) bffCharged(o *order) bool {
+	w.ck.mu.Lock()
+	defer w.ck.mu.Unlock()
+	for key, n := range w.prov.chargedKeys(o) {
+		if n > 0 && (w.ck.sent[key] || w.ck.keys[key] != nil) {
+			return true
+		}
+	}
+	return false
 }

@@ -134,7 +134,7 @@ func newWorld(seed uint64, opt *options) *world {
 		w.byID[o.id] = o
 	}
 	if opt.checkout {
-		w.ck = &checkouts{bffs: map[*instance]*bff{}, keys: map[string]*ckKey{}, fe: map[string]*feState{}}
+		w.ck = &checkouts{bffs: map[*instance]*bff{}, keys: map[string]*ckKey{}, fe: map[string]*feState{}, sent: map[string]bool{}}
 	}
 	w.faultsOn.Store(true)
 	return w
