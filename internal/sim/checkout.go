@@ -540,7 +540,7 @@ func (w *world) checkoutStep(ctx context.Context, i int) {
 	}
 	switch u := w.rng.Float64(); {
 	case u < 0.30: // the frontend tries a waiting checkout again
-		if o := w.pickOrder(func(o *order) bool { return w.ck.fe[o.id].final == 0 }); o != nil {
+		if o := w.pickOrder(func(o *order) bool { fe := w.ck.fe[o.id]; return fe != nil && fe.final == 0 }); o != nil {
 			w.feRun(o, id)
 		}
 	case u < 0.55:
