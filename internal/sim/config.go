@@ -18,6 +18,7 @@ type options struct {
 	damage    float64 // chance that a killed file store's file is damaged before the reopen
 	storyLen  int     // events kept in a violation's story
 	ops       bool    // refunds, captures and cancels in the story
+	checkout  bool    // seeds play the checkout workload (checkout.go)
 }
 
 // seedConfig is the shape of one seed's world, drawn from the seed.

@@ -11,28 +11,33 @@ import (
 // The checks. Each is named in every violation it reports, and can be
 // switched off with -sim.checks.
 const (
-	checkDoubleCharge    = "double-charge"        // money moved twice for one intent
-	checkFalseFailed     = "false-failed"         // failed reported after money moved
-	checkFalseSuccess    = "false-success"        // succeeded reported, the provider shows no charge
-	checkPendingSuccess  = "pending-as-success"   // succeeded reported for a pending charge (issue 9)
-	checkLeaseAtSend     = "lease-at-send"        // a request left without its sender holding the lease
-	checkConcurrentSend  = "concurrent-send"      // two flights of one intent on the wire at once
-	checkKeyNotStored    = "key-not-stored"       // a request left with a key the store does not hold
-	checkStaleKey        = "stale-key-resend"     // a key resent after the provider forgot it
-	checkUnsettled       = "unsettled"            // after the quiet phase, money moved and the store does not say so
-	checkSecret          = "secret"               // a secret in the store, an error or a log line
-	checkStaleLease      = "stale-lease"          // in progress elsewhere, with nobody working on it
-	checkWriteAfterClose = "write-after-close"    // a store write after the application closed the client
-	checkImpatient       = "impatient-caller"     // a caller who stopped waiting stopped the flight (issue 9)
-	checkStoreDamage     = "store-damage"         // a damaged file store opened as a fresh one, or crashed
-	checkLostCreate      = "reserve-created-lost" // Reserve said Created=false for a record nobody was told it created
-	checkFalsePending    = "false-pending"        // pending reported without the charge to show, or for one the provider does not hold pending
-	checkAttemptOrder    = "attempt-open"         // an attempt began while an earlier one was not definitely failed
-	checkSettledAnswer   = "settled-answer"       // a Charge of an intent the store holds succeeded did not answer the success
-	checkOpFalseFailed   = "op-false-failed"      // a refund, capture or cancel told failed, and the provider made it
-	checkOpFalseSuccess  = "op-false-success"     // one told succeeded that the provider did not make, or failed
-	checkOpMoney         = "op-money"             // refunded twice or beyond the charge, captured beyond the authorisation, ...
-	checkOpUnsettled     = "op-unsettled"         // after the quiet phase, an operation made and the store does not say so
+	checkDoubleCharge    = "double-charge"          // money moved twice for one intent
+	checkFalseFailed     = "false-failed"           // failed reported after money moved
+	checkFalseSuccess    = "false-success"          // succeeded reported, the provider shows no charge
+	checkPendingSuccess  = "pending-as-success"     // succeeded reported for a pending charge (issue 9)
+	checkLeaseAtSend     = "lease-at-send"          // a request left without its sender holding the lease
+	checkConcurrentSend  = "concurrent-send"        // two flights of one intent on the wire at once
+	checkKeyNotStored    = "key-not-stored"         // a request left with a key the store does not hold
+	checkStaleKey        = "stale-key-resend"       // a key resent after the provider forgot it
+	checkUnsettled       = "unsettled"              // after the quiet phase, money moved and the store does not say so
+	checkSecret          = "secret"                 // a secret in the store, an error or a log line
+	checkStaleLease      = "stale-lease"            // in progress elsewhere, with nobody working on it
+	checkWriteAfterClose = "write-after-close"      // a store write after the application closed the client
+	checkImpatient       = "impatient-caller"       // a caller who stopped waiting stopped the flight (issue 9)
+	checkStoreDamage     = "store-damage"           // a damaged file store opened as a fresh one, or crashed
+	checkLostCreate      = "reserve-created-lost"   // Reserve said Created=false for a record nobody was told it created
+	checkFalsePending    = "false-pending"          // pending reported without the charge to show, or for one the provider does not hold pending
+	checkAttemptOrder    = "attempt-open"           // an attempt began while an earlier one was not definitely failed
+	checkSettledAnswer   = "settled-answer"         // a Charge of an intent the store holds succeeded did not answer the success
+	checkOpFalseFailed   = "op-false-failed"        // a refund, capture or cancel told failed, and the provider made it
+	checkOpFalseSuccess  = "op-false-success"       // one told succeeded that the provider did not make, or failed
+	checkOpMoney         = "op-money"               // refunded twice or beyond the charge, captured beyond the authorisation, ...
+	checkOpUnsettled     = "op-unsettled"           // after the quiet phase, an operation made and the store does not say so
+	checkCheckoutDouble  = "checkout-double-charge" // checkout.go: the provider holds two charges for one checkout
+	checkCheckoutReplay  = "checkout-replay"        // a replay the guard gave is not byte for byte the answer it stored
+	checkCheckoutFalse   = "checkout-false-answer"  // a 200 for a charge the provider does not hold, a 402 for a key that charged
+	checkCheckoutSettled = "checkout-unsettled"     // after the quiet phase a checkout whose money moved is not known paid to its frontend
+	checkCheckoutAnswer  = "checkout-answer"        // the frontend got an answer it cannot get (400, 422, a 500 corrupt)
 )
 
 // allChecks lists every check with what it stands for.
@@ -40,7 +45,8 @@ var allChecks = []string{checkDoubleCharge, checkFalseFailed, checkFalseSuccess,
 	checkLeaseAtSend, checkConcurrentSend, checkKeyNotStored, checkStaleKey, checkUnsettled, checkSecret,
 	checkStaleLease, checkWriteAfterClose, checkImpatient, checkStoreDamage, checkLostCreate,
 	checkFalsePending, checkAttemptOrder, checkSettledAnswer,
-	checkOpFalseFailed, checkOpFalseSuccess, checkOpMoney, checkOpUnsettled}
+	checkOpFalseFailed, checkOpFalseSuccess, checkOpMoney, checkOpUnsettled,
+	checkCheckoutDouble, checkCheckoutReplay, checkCheckoutFalse, checkCheckoutSettled, checkCheckoutAnswer}
 
 // violation is one broken promise, with the story of its intent.
 type violation struct {

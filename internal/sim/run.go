@@ -30,11 +30,16 @@ func runSeed(seed uint64, opt *options) seedResult {
 		return res
 	}
 	defer w.cleanup()
-	for i := range w.cfg.steps {
-		w.step(ctx, i)
-		w.settleStep()
+	if opt.checkout {
+		w.checkoutStory(ctx)
+		w.or.checkoutFinal()
+	} else {
+		for i := range w.cfg.steps {
+			w.step(ctx, i)
+			w.settleStep()
+		}
+		w.quiet(ctx)
 	}
-	w.quiet(ctx)
 	w.or.final(ctx)
 	res.violations = w.or.violations()
 	for i := range res.violations {

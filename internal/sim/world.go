@@ -31,6 +31,7 @@ type world struct {
 	orders  []*order
 	byID    map[string]*order
 	slots   []*slot
+	ck      *checkouts // the checkout workload's state (checkout.go), in a checkout world
 
 	ns       string // the charges' namespace, the same on every instance
 	faultsOn atomic.Bool
@@ -135,6 +136,9 @@ func newWorld(seed uint64, opt *options) *world {
 		}
 		w.orders = append(w.orders, o)
 		w.byID[o.id] = o
+	}
+	if opt.checkout {
+		w.ck = &checkouts{bffs: map[*instance]*bff{}, keys: map[string]*ckKey{}, fe: map[string]*feState{}, sent: map[string]bool{}}
 	}
 	w.faultsOn.Store(true)
 	return w

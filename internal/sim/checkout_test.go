@@ -1,0 +1,189 @@
+package sim
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+var flagCheckouts = flag.Int("sim.checkouts", 400, "how many checkout seeds TestCheckout runs (frontend, guard, BFF and provider together), from -sim.seed")
+
+func checkoutOptions(t testing.TB) *options {
+	opt := testOptions(t)
+	opt.checkout = true
+	opt.storyLen = 90
+	if *flagCheckouts == 1 {
+		opt.storyLen = 100000
+	}
+	return opt
+}
+
+// replayCheckout is the one command that runs a checkout seed again.
+func replayCheckout(seed uint64) string {
+	cmd := strings.Replace(replay(seed), "-run 'TestSim$'", "-run 'TestCheckout$'", 1)
+	return strings.Replace(cmd, "-sim.seeds=1", "-sim.checkouts=1", 1)
+}
+
+// TestCheckout runs -sim.checkouts seeds of the checkout workload
+// (checkout.go) and fails on any violation (with -sim.strict, the default).
+func TestCheckout(t *testing.T) {
+	opt := checkoutOptions(t)
+	start := time.Now()
+	results := runSeeds(opt, *flagSeed, *flagCheckouts, *flagParallel, false)
+	took := time.Since(start)
+	for _, r := range results {
+		for _, f := range r.fatals {
+			t.Errorf("seed %d: simulator failure: %s\n    replay: %s", r.seed, f, replayCheckout(r.seed))
+		}
+	}
+	t.Logf("%d checkout seeds from %d in %s\n%s", len(results), *flagSeed, took.Round(time.Millisecond), summarize(results))
+	shown := 0
+	for _, r := range results {
+		for _, v := range r.violations {
+			if *flagCheckouts > 1 && shown >= *flagShow {
+				break
+			}
+			if why, ok := knownCheckout[knownKey{r.seed, v.check}]; ok {
+				t.Logf("seed %d: known, open (%s): %s: %s\n    replay: %s", r.seed, why, v.check, v.msg, replayCheckout(r.seed))
+				continue
+			}
+			shown++
+			msg := fmt.Sprintf("seed %d (%s, %s): VIOLATION %s, intent %s: %s\n    hint: %s\n    replay: %s",
+				r.seed, r.cfg.provider, r.cfg.store, v.check, v.intent, v.msg, v.hint, replayCheckout(r.seed))
+			if v.story != nil {
+				msg = describeWith(r, v, replayCheckout(r.seed))
+			}
+			if *flagStrict {
+				t.Error(msg)
+			} else {
+				t.Log(msg)
+			}
+		}
+	}
+	if n := countViolations(results) - countKnown(results); *flagStrict && shown < n {
+		t.Errorf("%d more violations not shown (-sim.show)", n-shown)
+	}
+}
+
+type knownKey struct {
+	seed  uint64
+	check string
+}
+
+// knownCheckout are the open findings of the checkout path (FINDINGS.md,
+// "Checkout path"), reported by TestCheckout without failing it, each
+// reproduced by a skipped test that names it.
+var knownCheckout = map[knownKey]string{
+	{243, checkCheckoutFalse}: "CK-1", {312, checkCheckoutFalse}: "CK-1", {381, checkCheckoutFalse}: "CK-1",
+	{301, checkUnsettled}: "CK-2", {321, checkUnsettled}: "CK-2",
+}
+
+func countKnown(rs []seedResult) int {
+	n := 0
+	for _, r := range rs {
+		for _, v := range r.violations {
+			if _, ok := knownCheckout[knownKey{r.seed, v.check}]; ok {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestCheckoutDeterminism runs checkout seeds twice: the same seed must
+// tell the same story.
+func TestCheckoutDeterminism(t *testing.T) {
+	opt := checkoutOptions(t)
+	n := min(*flagCheckouts, 60)
+	a := runSeeds(opt, *flagSeed, n, *flagParallel, true)
+	b := runSeeds(opt, *flagSeed, n, *flagParallel, true)
+	for i := range a {
+		ta, tb := transcript(a[i].w), transcript(b[i].w)
+		if ta == tb {
+			continue
+		}
+		la, lb := strings.Split(ta, "\n"), strings.Split(tb, "\n")
+		for j := range min(len(la), len(lb)) {
+			if la[j] != lb[j] {
+				lo := max(j-6, 0)
+				t.Errorf("checkout seed %d told two stories; first difference at event %d:\n  before:\n    %s\n  run 1: %s\n  run 2: %s",
+					a[i].seed, j, strings.Join(la[lo:j], "\n    "), la[j], lb[j])
+				break
+			}
+		}
+		if len(la) != len(lb) {
+			t.Errorf("checkout seed %d told stories of %d and %d events", a[i].seed, len(la), len(lb))
+		}
+	}
+}
+
+// TestCheckoutCanFail breaks the BFF on purpose and checks that the
+// oracle says so (FINDINGS.md, "Checkout path"). Breaks that the SDK's
+// own record of the intent makes harmless are logged, not required.
+func TestCheckoutCanFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the checkout seeds once per break")
+	}
+	opt := checkoutOptions(t)
+	n := min(*flagCheckouts, 120)
+	cases := []struct {
+		name  string
+		set   func(on bool)
+		wants []string // checks that must fire; none: logged only
+	}{
+		{"unknown answered 402 declined", func(on bool) { ckBroken.unknownAsDecline = on }, []string{checkCheckoutFalse, checkCheckoutSettled}},
+		{"pending answered 200 paid", func(on bool) { ckBroken.pendingAsPaid = on }, []string{checkCheckoutFalse}},
+		{"the reconciler settles with another body", func(on bool) { ckBroken.settleOtherBody = on }, []string{checkCheckoutReplay}},
+		{"the handler charges without the guard's key", func(on bool) { ckBroken.noGuardKey = on }, nil},
+		{"unknown not marked unsettled", func(on bool) { ckBroken.releaseOn503 = on }, nil},
+	}
+	for _, tc := range cases {
+		tc.set(true)
+		results := runSeeds(opt, *flagSeed, n, *flagParallel, false)
+		tc.set(false)
+		first := map[string]uint64{}
+		for _, r := range results {
+			for _, v := range r.violations {
+				if _, ok := first[v.check]; !ok {
+					first[v.check] = r.seed
+				}
+			}
+		}
+		t.Logf("%s: %d seeds from %d: first seed per check %v", tc.name, n, *flagSeed, first)
+		for _, c := range tc.wants {
+			if _, ok := first[c]; !ok {
+				t.Errorf("%s: the oracle never reported %s", tc.name, c)
+			}
+		}
+	}
+}
+
+// TestCheckoutRetakenFailedKey reproduces the first finding of the
+// checkout path (FINDINGS.md, "Checkout path", CK-1).
+func TestCheckoutRetakenFailedKey(t *testing.T) {
+	t.Skip("CK-1 (open): a caller key whose attempt failed without reaching the provider is taken again by the next Charge with it; " +
+		"a BFF that answers that failure 402 final (the guard README's pattern) stores 'declined' for a key under which a second " +
+		"handler run (guard lease lapsed, or its Close lost) then charges: seeds 243, 312, 381")
+	opt := checkoutOptions(t)
+	for _, seed := range []uint64{243, 312, 381} {
+		r := runSeed(seed, opt)
+		for _, v := range r.violations {
+			t.Errorf("seed %d: %s: %s\n    replay: %s", seed, v.check, v.msg, replayCheckout(seed))
+		}
+	}
+}
+
+// TestCheckoutDeclinedThenUnknown reproduces CK-2 (FINDINGS.md).
+func TestCheckoutDeclinedThenUnknown(t *testing.T) {
+	t.Skip("CK-2 (open, the oracle's): the unsettled check judges the intent's truth, not its attempt's: attempt 1 declined, " +
+		"attempt 2 (another card, a new key) got a Stripe 500 that Stripe replays for a day, so the store rightly holds " +
+		"attempt 2 open while the provider 'shows the intent declined': seeds 301, 321")
+	opt := checkoutOptions(t)
+	for _, seed := range []uint64{301, 321} {
+		for _, v := range runSeed(seed, opt).violations {
+			t.Errorf("seed %d: %s: %s\n    replay: %s", seed, v.check, v.msg, replayCheckout(seed))
+		}
+	}
+}
