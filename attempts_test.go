@@ -213,10 +213,13 @@ func TestADeclinedRequestStaysDeclinedAfterAnotherAttempt(t *testing.T) {
 	assert.Equal(t, 2, rec.Attempt, "no third attempt")
 }
 
-// Rule: a caller's key that any earlier attempt sent to the provider is
-// that attempt's for good, even when an earlier attempt with it never
-// reached the provider. Simulator OPEN-4.
-func TestACallerKeyThatReachedTheProviderIsNotTakenAgain(t *testing.T) {
+// Rule: a caller's key names one attempt for good, even one that never
+// reached the provider: its failure may already have been told under the
+// key (a guarded BFF stores and replays the frontend's "declined"), so no
+// later attempt may charge under it. Simulator: the checkout path, CK-1
+// (a double click whose second request failed "not reached" and stored
+// 402, while the first request's handler charged under the same key).
+func TestACallerKeyNamesOneAttempt(t *testing.T) {
 	store := memstore.New()
 	var reached atomic.Bool
 	s := newStub(t, store, func(w http.ResponseWriter, r *http.Request) {
@@ -224,25 +227,27 @@ func TestACallerKeyThatReachedTheProviderIsNotTakenAgain(t *testing.T) {
 			status(429, `{}`)(w, r) // attempt 1: never reached
 			return
 		}
-		status(402, declined402)(w, r)
+		created("ch_2")(w, r)
 	})
 	c := newClient(t, s.server.URL, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 1 })
 	req := withSource("o", "tokn_a")
 	req.Key = "frontend-key-0001"
 	_, err := c.Charge(context.Background(), req)
 	require.ErrorIs(t, err, idempay.ErrUnreachable)
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
 	reached.Store(true)
-	_, err = c.Charge(context.Background(), req) // attempt 2 takes the key again, and is declined
-	require.ErrorIs(t, err, idempay.ErrDeclined)
 
-	other := withSource("o", "tokn_b")
-	other.Key = "frontend-key-0001"
 	hits := s.hits.Load()
-	_, err = c.Charge(context.Background(), other)
+	_, err = c.Charge(context.Background(), req)
 	var ve *idempay.ValidationError
-	require.ErrorAs(t, err, &ve)
+	require.ErrorAs(t, err, &ve, "the key's answer was failed, and stays so")
 	assert.Equal(t, "Key", ve.Field)
-	assert.Equal(t, hits, s.hits.Load())
+	assert.Equal(t, hits, s.hits.Load(), "nothing sent")
+
+	req.Key = "frontend-key-0002"
+	ch, err := c.Charge(context.Background(), req)
+	require.NoError(t, err, "a new key begins attempt 2")
+	assert.Equal(t, 2, ch.Attempt)
 }
 
 // closeFails fails the Resolve that closes a record as failed, once.

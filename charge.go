@@ -61,7 +61,9 @@ type ChargeRequest struct {
 
 	// Key, if set, is used as the idempotency key instead of a generated
 	// one, to pass through a key chosen by a frontend. At most 255
-	// printable ASCII characters.
+	// printable ASCII characters. It names one attempt for good: after that
+	// attempt failed, a request with the same Key is refused (a
+	// *ValidationError on Key) and a new attempt needs a new key.
 	Key string
 }
 

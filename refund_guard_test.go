@@ -322,11 +322,12 @@ func TestOperationNotSupportedByTheProvider(t *testing.T) {
 	assert.Zero(t, s.Stats().Ops.Requests)
 }
 
-// Rule: a ledger entry stands for one attempt. A caller's key may name a
-// second attempt when the first never reached the provider (429 every
-// time); the second attempt, with another amount, is checked and entered
-// afresh, never let through on the first one's entry.
-func TestCallerKeyReusedByANewAttemptIsCheckedAfresh(t *testing.T) {
+// Rule: a ledger entry stands for one attempt, and a caller's key names one
+// attempt: after a first attempt that never reached the provider (429
+// every time), the same key is refused, and a second attempt under a new
+// key, with another amount, is checked and entered afresh, never let
+// through on the first one's entry.
+func TestANewRefundAttemptIsCheckedAfresh(t *testing.T) {
 	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{Lenient: true})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) { cfg.Retry.MaxAttempts = 2 })
@@ -341,14 +342,23 @@ func TestCallerKeyReusedByANewAttemptIsCheckedAfresh(t *testing.T) {
 
 	_, err = c.Refund(ctx, refundOf("o", "rf-2", 1000))
 	require.NoError(t, err)
+	sent := s.Stats().Ops.Requests
+	_, err = c.Refund(ctx, first)
+	var ve *idempay.ValidationError
+	require.ErrorAs(t, err, &ve, "the failed attempt's key names it for good")
+	assert.Equal(t, "Key", ve.Field)
+	assert.Equal(t, sent, s.Stats().Ops.Requests)
+
 	second := first
+	second.Key = "frontend-refund-key-2"
 	second.Amount = 600 // more than the 500 left
 	_, err = c.Refund(ctx, second)
 	require.ErrorIs(t, err, idempay.ErrRefundExceeds)
-	second.Amount = 500
+	second.Amount = 500 // that refusal was attempt 2's answer: attempt 3, another key
+	second.Key = "frontend-refund-key-3"
 	op, err := c.Refund(ctx, second)
 	require.NoError(t, err)
-	assert.Equal(t, "frontend-refund-key", op.Key)
+	assert.Equal(t, "frontend-refund-key-3", op.Key)
 	assert.Equal(t, int64(1500), s.Ops().Refunded("o"))
 	require.NoError(t, s.Ops().Check())
 }

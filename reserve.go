@@ -57,13 +57,16 @@ func (c *Client) execute(ctx context.Context, op operation, prog *progress) (*Ch
 }
 
 // attemptKey is the key of the attempt this call may begin: the caller's,
-// unless an earlier attempt of the record used it (the provider would
-// answer that attempt's outcome), or a new one.
+// unless an earlier attempt of the record carried it, or a new one.
+//
+// A key names one attempt for good, even one that never reached the
+// provider: its failure may already have been told under that key (a
+// guarded BFF stores "declined" for the frontend's key and replays it), so
+// a later attempt that charged under it would make that answer false.
+// After a failure, a new attempt needs a new key.
 func (c *Client) attemptKey(s opSlot, history []PastAttempt) (string, error) {
 	if s.key != "" {
-		// Every earlier attempt that carried the key counts: one that
-		// reached the provider makes the key that attempt's for good.
-		i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == s.key && !neverReached(p) })
+		i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == s.key })
 		if i >= 0 {
 			return "", &ChargeError{IntentID: s.id, Outcome: OutcomeFailed,
 				Err: invalid("Key", "was the key of attempt %d of %q, which failed; a new attempt needs a new key", history[i].Attempt, s.id)}
@@ -76,28 +79,6 @@ func (c *Client) attemptKey(s opSlot, history []PastAttempt) (string, error) {
 			Err: fmt.Errorf("%w: Config.NewKey made a bad key: %w", ErrInvalidConfig, err)}
 	}
 	return key, nil
-}
-
-// neverReached reports whether a failed attempt's key never reached the
-// provider (nothing written, rate-limited, refused for the credentials): the
-// provider keeps nothing for it, so a new attempt may send it again, as a
-// frontend retrying with its own key after "unreachable" does.
-func neverReached(p PastAttempt) bool {
-	var out storedOutcome
-	if json.Unmarshal(p.Result, &out) != nil {
-		return false
-	}
-	if out.Guard != "" {
-		return true // refused before its first byte
-	}
-	switch out.Kind {
-	case KindNotSent, KindRateLimited, KindConfig:
-		return true
-	}
-	// KindNotFound (a lookup past KeyRetention proved no charge) is not
-	// among them: the key was sent, and the provider's clock of it started
-	// then; sent again, its age would restart from the new attempt.
-	return false
 }
 
 // mayBeginAttempt reports whether a call with fingerprint fp may begin a

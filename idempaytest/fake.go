@@ -113,32 +113,20 @@ type fakeRecord struct {
 	charge  *idempay.Charge      // succeeded or pending: the charge to answer from the store
 	failure *idempay.ChargeError // failed: the error the attempt ended with
 	refused bool                 // failed by a refusal the provider keeps for the parameters
-	// unsent holds the keys of earlier attempts that never reached the
-	// provider: a new attempt may carry them again, as with the Client;
-	// a key that any attempt sent to the provider is not among them.
-	unsent map[string]bool
-	// reached holds the keys an earlier attempt sent to the provider.
-	reached map[string]bool
 	// refusals holds, by fingerprint, the refusals the provider kept for
 	// earlier attempts: those parameters answer them again.
 	refusals map[string]*idempay.ChargeError
 }
 
 // remember notes what the failed current attempt leaves for later ones,
-// as it goes to the history: its key, free again only if no attempt sent
-// it to the provider; its refusal, for its parameters.
+// as it goes to the history: its refusal, for its parameters. (Its key is
+// in the history: it names that attempt for good.)
 func (r *fakeRecord) remember() {
-	if r.unsent == nil {
-		r.unsent, r.reached, r.refusals = map[string]bool{}, map[string]bool{}, map[string]*idempay.ChargeError{}
-	}
 	if r.refused {
-		r.reached[r.rec.Key] = true
-		delete(r.unsent, r.rec.Key)
+		if r.refusals == nil {
+			r.refusals = map[string]*idempay.ChargeError{}
+		}
 		r.refusals[r.rec.Fingerprint] = r.failure
-		return
-	}
-	if !r.reached[r.rec.Key] {
-		r.unsent[r.rec.Key] = true
 	}
 }
 
@@ -273,9 +261,7 @@ func (r *fakeRecord) nextKey(req idempay.ChargeRequest) (string, error) {
 	}
 	past := append(slices.Clone(r.rec.History), r.rec.Past())
 	i := slices.IndexFunc(past, func(p idempay.PastAttempt) bool { return p.Key == req.Key })
-	current := r.rec.Key == req.Key
-	unsent := !r.reached[req.Key] && !(current && r.refused) && (r.unsent[req.Key] || current)
-	if i >= 0 && !unsent {
+	if i >= 0 {
 		return "", &idempay.ChargeError{IntentID: req.IntentID, Outcome: idempay.OutcomeFailed,
 			Err: &idempay.ValidationError{Field: "Key", Reason: fmt.Sprintf(
 				"was the key of attempt %d of this intent, which failed; a new attempt needs a new key", past[i].Attempt)}}

@@ -45,10 +45,6 @@ func TestCheckout(t *testing.T) {
 			if *flagCheckouts > 1 && shown >= *flagShow {
 				break
 			}
-			if why, ok := knownCheckout[knownKey{r.seed, v.check}]; ok {
-				t.Logf("seed %d: known, open (%s): %s: %s\n    replay: %s", r.seed, why, v.check, v.msg, replayCheckout(r.seed))
-				continue
-			}
 			shown++
 			msg := fmt.Sprintf("seed %d (%s, %s): VIOLATION %s, intent %s: %s\n    hint: %s\n    replay: %s",
 				r.seed, r.cfg.provider, r.cfg.store, v.check, v.intent, v.msg, v.hint, replayCheckout(r.seed))
@@ -62,34 +58,9 @@ func TestCheckout(t *testing.T) {
 			}
 		}
 	}
-	if n := countViolations(results) - countKnown(results); *flagStrict && shown < n {
+	if n := countViolations(results); *flagStrict && shown < n {
 		t.Errorf("%d more violations not shown (-sim.show)", n-shown)
 	}
-}
-
-type knownKey struct {
-	seed  uint64
-	check string
-}
-
-// knownCheckout are the open findings of the checkout path (FINDINGS.md,
-// "Checkout path"), reported by TestCheckout without failing it, each
-// reproduced by a skipped test that names it.
-var knownCheckout = map[knownKey]string{
-	{243, checkCheckoutFalse}: "CK-1", {312, checkCheckoutFalse}: "CK-1", {381, checkCheckoutFalse}: "CK-1",
-	{301, checkUnsettled}: "CK-2", {321, checkUnsettled}: "CK-2",
-}
-
-func countKnown(rs []seedResult) int {
-	n := 0
-	for _, r := range rs {
-		for _, v := range r.violations {
-			if _, ok := knownCheckout[knownKey{r.seed, v.check}]; ok {
-				n++
-			}
-		}
-	}
-	return n
 }
 
 // TestCheckoutDeterminism runs checkout seeds twice: the same seed must
@@ -160,12 +131,14 @@ func TestCheckoutCanFail(t *testing.T) {
 	}
 }
 
-// TestCheckoutRetakenFailedKey reproduces the first finding of the
-// checkout path (FINDINGS.md, "Checkout path", CK-1).
+// TestCheckoutRetakenFailedKey runs the seeds of the first finding of the
+// checkout path (FINDINGS.md, "Checkout path", CK-1): clean since the fix.
 func TestCheckoutRetakenFailedKey(t *testing.T) {
-	t.Skip("CK-1 (open): a caller key whose attempt failed without reaching the provider is taken again by the next Charge with it; " +
-		"a BFF that answers that failure 402 final (the guard README's pattern) stores 'declined' for a key under which a second " +
-		"handler run (guard lease lapsed, or its Close lost) then charges: seeds 243, 312, 381")
+	// CK-1, fixed: a caller key whose attempt failed without reaching the
+	// provider was taken again by the next Charge with it, so a BFF that
+	// answered that failure 402 final stored "declined" for a key under
+	// which a second handler run (guard lease lapsed) then charged. A key
+	// now names one attempt for good (Client.attemptKey).
 	opt := checkoutOptions(t)
 	for _, seed := range []uint64{243, 312, 381} {
 		r := runSeed(seed, opt)
@@ -175,11 +148,14 @@ func TestCheckoutRetakenFailedKey(t *testing.T) {
 	}
 }
 
-// TestCheckoutDeclinedThenUnknown reproduces CK-2 (FINDINGS.md).
+// TestCheckoutDeclinedThenUnknown runs the seeds of CK-2 (FINDINGS.md).
 func TestCheckoutDeclinedThenUnknown(t *testing.T) {
-	t.Skip("CK-2 (open, the oracle's): the unsettled check judges the intent's truth, not its attempt's: attempt 1 declined, " +
-		"attempt 2 (another card, a new key) got a Stripe 500 that Stripe replays for a day, so the store rightly holds " +
-		"attempt 2 open while the provider 'shows the intent declined': seeds 301, 321")
+	// CK-2, the oracle's own, fixed: the unsettled check judged the
+	// intent's truth, not its attempt's: attempt 1 declined, attempt 2
+	// (another card, a new key) got a Stripe 500 that Stripe replays for a
+	// day, so the store rightly held attempt 2 open while the provider
+	// "showed the intent declined". A decline is now judged only for an
+	// intent of one attempt.
 	opt := checkoutOptions(t)
 	for _, seed := range []uint64{301, 321} {
 		for _, v := range runSeed(seed, opt).violations {

@@ -222,7 +222,10 @@ func (o *oracle) settled(ctx context.Context, ord *order) {
 	case !ok && closedOnce: // settled, then expired: what the store may do
 	case t == truthCharged && (!ok || rec.state != "succeeded"):
 		o.report(checkUnsettled, ord.id, w.unsettledHint(ord), "after the quiet phase the provider shows the intent charged, the store %s", recState(rec, ok))
-	case t == truthDeclined && ok && !rec.closed && rec.state != "pending" && w.prov.name() != "ownapi" && !w.unprovable(rec):
+	case t == truthDeclined && ok && len(rec.past) == 0 && !rec.closed && rec.state != "pending" && w.prov.name() != "ownapi" && !w.unprovable(rec):
+		// (Judged for an intent of one attempt only: the provider's truth
+		// is the intent's, and a later attempt may rightly stay open after
+		// an earlier one's decline.)
 		// (The own API's lookup shows charges only: a decline whose
 		// answer was lost cannot be found, and stays open by design.)
 		o.report(checkUnsettled, ord.id, w.unsettledHint(ord), "after the quiet phase the provider shows the intent declined, the store %s", recState(rec, ok))
