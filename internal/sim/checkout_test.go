@@ -98,7 +98,7 @@ func TestCheckoutCanFail(t *testing.T) {
 		t.Skip("runs the checkout seeds once per break")
 	}
 	opt := checkoutOptions(t)
-	n := min(*flagCheckouts, 120)
+	n := min(*flagCheckouts, 60)
 	cases := []struct {
 		name  string
 		set   func(on bool)
