@@ -189,8 +189,8 @@ func (cl *Claim) Held() bool {
 func (cl *Claim) Lapsed() bool {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	// A deadline passed is a lease run out, whether or not the heartbeat
-	// has noticed yet (it may not have run since: a pause).
+	// A lease run out on the holder's clock has lapsed, whether or not the
+	// heartbeat has noticed yet (it may not have run since: a pause).
 	return cl.lapsed || !cl.cfg.Clock().Before(cl.leaseEnd)
 }
 
