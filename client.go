@@ -308,9 +308,12 @@ func (c *Client) Record(ctx context.Context, intentID string) (Record, error) {
 
 // Settle finds out how an unsettled intent ended without resending it, by
 // asking a provider that implements Finder, and records what it learns. A
-// settled intent answers from the store. Settle takes no lease: it may run
-// while a charge of the intent is on the wire (from a webhook, say) and
-// never frees that charge's lease. Its return values read like Charge's.
+// settled intent answers from the store. Settle takes the intent's lease
+// only when it is free; it may run while a charge of the intent is on the
+// wire (from a webhook, say), and then records only a success (which
+// closes the intent for good), never a pending or failed outcome that would
+// free that charge's lease to another sender. Its return values read like
+// Charge's.
 func (c *Client) Settle(ctx context.Context, intentID string) (*Charge, error) {
 	if ctx == nil {
 		return nil, invalid("ctx", "is a nil context.Context")

@@ -85,8 +85,9 @@ func (c *Client) operate(ctx context.Context, op OpRequest, key string, validate
 // it, by asking a provider that can look refunds up (a RefundFinder), and
 // records what it learns: for a refund stuck on a stored failure, or one a
 // webhook says has completed. req is the refund's original request. It
-// takes no lease, so it may run while the refund is on the wire. A settled
-// refund answers from the store. Its return values read like Refund's.
+// takes the refund's lease only when it is free, so it may run while the
+// refund is on the wire (as Settle does for a charge). A settled refund
+// answers from the store. Its return values read like Refund's.
 func (c *Client) SettleRefund(ctx context.Context, req RefundRequest) (*Operation, error) {
 	return c.settleOp(ctx, req.op(), req.Key)
 }
