@@ -107,6 +107,8 @@ func (p *omiseFake) chargeTruth(o *order, id string) truth {
 		return truthNone
 	}
 	switch {
+	case c.Reversed:
+		return truthDeclined // an authorisation released: no money moved, and none will
 	case c.Status == "successful", c.Status == "pending" && c.Authorized:
 		return truthCharged
 	case c.Status == "pending":

@@ -21,6 +21,11 @@ func (w *world) handOff(c *call, rq reqInfo) (held bool, until time.Time) {
 		w.or.report(checkKeyNotStored, intent, "", "%s sent key %s before the store held any record of the intent", c.who(), rq.key)
 	case rec.key != rq.key:
 		w.or.report(checkKeyNotStored, intent, "", "%s sent key %s but the store holds key %s for the intent", c.who(), rq.key, rec.key)
+	case rec.state == "succeeded":
+		// Closed as a success (a Settle learnt it while this flight ran):
+		// no one else can send the intent any more, and the provider answers
+		// this key from its record. A wasted request, not a second sender.
+		c.trace("(sends a key the store already holds succeeded)")
 	case rec.owner != st.owner || st.owner == "" || !now.Before(rec.leaseUntil):
 		w.or.report(checkLeaseAtSend, intent, w.leaseHint(c, rec), "%s sent key %s without holding the lease: %s; true time is %s",
 			c.who(), rq.key, w.leaseWords(rec), fmtAt(now))
