@@ -43,7 +43,35 @@ func (o *moneyOp) find(ctx context.Context, hc *http.Client, t Target, rec Recor
 		return Verdict{}, fmt.Errorf("%w: %s cannot look a %s up", ErrNoLookup, o.c.provider.Name(), o.req.Type)
 	}
 	v, err := o.cap.find(ctx, hc, t, o.send, rec)
-	return o.receipt(v), err
+	v = o.receipt(v)
+	if err == nil && (v.Kind == KindSucceeded || v.Kind == KindPending) && o.neverEntered(ctx, rec) {
+		// A provider that keeps no capture or cancel object (Omise) can
+		// only say "the charge is captured". An attempt of a capture or
+		// cancel with no entry in the ledger sent nothing (the entry is
+		// written before the first byte), so what the lookup found was
+		// another operation's (simulator, OPEN-11).
+		return Verdict{Kind: KindNotFound}, nil
+	}
+	return v, err
+}
+
+// neverEntered reports whether rec, the record of a capture or cancel, has
+// no entry in its intent's ledger: its attempt never reached the point
+// where it could send.
+func (o *moneyOp) neverEntered(ctx context.Context, rec Record) bool {
+	if o.req.Type != OpCapture && o.req.Type != OpCancel {
+		return false
+	}
+	doc, err := o.c.readLedger(ctx, o.req.IntentID)
+	if err != nil {
+		return false
+	}
+	for _, e := range doc.Ops {
+		if e.OpID == o.req.ID && e.Key == rec.Key {
+			return false
+		}
+	}
+	return true
 }
 
 func (o *moneyOp) guarded() bool { return lookupGuarded(o.c.provider) }

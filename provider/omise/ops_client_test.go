@@ -2,15 +2,19 @@ package omise_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
 	"github.com/idempay/idempay/idempaytest/omisetest"
+	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/omise"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -285,4 +289,54 @@ func opsOf(srv *omisetest.Server, t fakes.OpType) []fakes.Op {
 		}
 	}
 	return out
+}
+
+// loadFails fails the KeyStore's Loads of one namespace while on, after
+// letting the first one through.
+type loadFails struct {
+	idempay.KeyStore
+	ns   string
+	on   atomic.Bool
+	seen atomic.Int32
+}
+
+func (s *loadFails) Load(ctx context.Context, namespace, intentID string) (idempay.Record, error) {
+	if s.on.Load() && namespace == s.ns && s.seen.Add(1) > 1 {
+		return idempay.Record{}, errors.New("store unreachable")
+	}
+	return s.KeyStore.Load(ctx, namespace, intentID)
+}
+
+// Rule: Omise keeps no capture object, so a capture's lookup can only say
+// "the charge is captured". A capture whose attempt never reached the
+// ledger (it stopped on a store error before its first byte) is never told
+// succeeded for the money another capture moved: its lookup is taken as
+// "not found", and the capture then fails (simulator
+// seeds 9048 and 60966, OPEN-11).
+func TestCaptureNeverTakesAnotherCapturesMoney(t *testing.T) {
+	clock := fakes.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	store := &loadFails{KeyStore: memstore.New(memstore.WithClock(clock.Now)), ns: ns}
+	f := setupStore(t, store, []omisetest.Option{omisetest.WithTest(t), omisetest.WithSettings(fakes.Settings{Clock: clock.Now})},
+		quickRecheck, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
+	req := thb("auth", "tokn_test_auth")
+	req.Extra = map[string]string{omise.ExtraCapture: "false"}
+	_, err := f.client.Charge(context.Background(), req)
+	require.ErrorIs(t, err, idempay.ErrAuthorized)
+	ctx := context.Background()
+
+	store.on.Store(true)
+	_, err = f.client.Capture(ctx, idempay.CaptureRequest{CaptureID: "cp-a", IntentID: "auth", Currency: "THB"})
+	require.Error(t, err)
+	store.on.Store(false)
+	require.Zero(t, f.srv.Stats().Ops.Requests, "capture A sent nothing")
+
+	_, err = f.client.Capture(ctx, idempay.CaptureRequest{CaptureID: "cp-b", IntentID: "auth", Currency: "THB"})
+	require.NoError(t, err, "capture B captures the authorisation")
+
+	clock.Advance(25 * time.Hour) // A's key is past KeyRetention: it is settled by lookup, never resent
+
+	_, err = f.client.Capture(ctx, idempay.CaptureRequest{CaptureID: "cp-a", IntentID: "auth", Currency: "THB"})
+	assert.NotEqual(t, idempay.OutcomeSucceeded, idempay.OutcomeOf(err), "capture B's money is not capture A's")
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "A made nothing")
+	assert.Equal(t, 1, f.srv.Stats().Ops.Requests, "nothing more sent")
 }
