@@ -68,26 +68,7 @@ func TestCheckout(t *testing.T) {
 func TestCheckoutDeterminism(t *testing.T) {
 	opt := checkoutOptions(t)
 	n := min(*flagCheckouts, 60)
-	a := runSeeds(opt, *flagSeed, n, *flagParallel, true)
-	b := runSeeds(opt, *flagSeed, n, *flagParallel, true)
-	for i := range a {
-		ta, tb := transcript(a[i].w), transcript(b[i].w)
-		if ta == tb {
-			continue
-		}
-		la, lb := strings.Split(ta, "\n"), strings.Split(tb, "\n")
-		for j := range min(len(la), len(lb)) {
-			if la[j] != lb[j] {
-				lo := max(j-6, 0)
-				t.Errorf("checkout seed %d told two stories; first difference at event %d:\n  before:\n    %s\n  run 1: %s\n  run 2: %s",
-					a[i].seed, j, strings.Join(la[lo:j], "\n    "), la[j], lb[j])
-				break
-			}
-		}
-		if len(la) != len(lb) {
-			t.Errorf("checkout seed %d told stories of %d and %d events", a[i].seed, len(la), len(lb))
-		}
-	}
+	sameStories(t, "checkout seed", runSeeds(opt, *flagSeed, n, *flagParallel, true), runSeeds(opt, *flagSeed, n, *flagParallel, true))
 }
 
 // TestCheckoutCanFail breaks the BFF on purpose and checks that the

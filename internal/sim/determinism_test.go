@@ -40,19 +40,25 @@ func transcript(w *world) string {
 func TestDeterminism(t *testing.T) {
 	opt := testOptions(t)
 	n := min(*flagSeeds, 100)
-	a := runSeeds(opt, *flagSeed, n, *flagParallel, true)
-	b := runSeeds(opt, *flagSeed, n, *flagParallel, true)
+	sameStories(t, "seed", runSeeds(opt, *flagSeed, n, *flagParallel, true), runSeeds(opt, *flagSeed, n, *flagParallel, true))
+}
+
+// sameStories fails t for every seed whose two runs a and b told two
+// stories, showing the first difference.
+func sameStories(t *testing.T, what string, a, b []seedResult) {
+	t.Helper()
 	for i := range a {
 		ta, tb := transcript(a[i].w), transcript(b[i].w)
-		if ta != tb {
-			la, lb := strings.Split(ta, "\n"), strings.Split(tb, "\n")
-			for j := range min(len(la), len(lb)) {
-				if la[j] != lb[j] {
-					lo := max(j-6, 0)
-					t.Errorf("seed %d told two stories; first difference at event %d:\n  before:\n    %s\n  run 1: %s\n  run 2: %s",
-						a[i].seed, j, strings.Join(la[lo:j], "\n    "), la[j], lb[j])
-					break
-				}
+		if ta == tb {
+			continue
+		}
+		la, lb := strings.Split(ta, "\n"), strings.Split(tb, "\n")
+		for j := range min(len(la), len(lb)) {
+			if la[j] != lb[j] {
+				lo := max(j-6, 0)
+				t.Errorf("%s %d told two stories; first difference at event %d:\n  before:\n    %s\n  run 1: %s\n  run 2: %s",
+					what, a[i].seed, j, strings.Join(la[lo:j], "\n    "), la[j], lb[j])
+				break
 			}
 		}
 	}
