@@ -23,9 +23,10 @@ type call struct {
 	nested bool // made while another call was paused: never paused itself
 	// settledBefore: the store held the intent succeeded when the call
 	// began, so it must answer the success whatever its parameters.
-	settledBefore bool
-	opID          string         // an operation's ID (RefundID, ...), for refund, capture and cancel calls
-	opType        idempay.OpType // and its type
+	settledBefore  bool
+	chargedAtStart int            // the provider's charges of the intent when the call began
+	opID           string         // an operation's ID (RefundID, ...), for refund, capture and cancel calls
+	opType         idempay.OpType // and its type
 
 	ctx         context.Context
 	cancel      context.CancelFunc
@@ -60,6 +61,9 @@ func callOf(ctx context.Context) *call {
 func (w *world) newCall(ctx context.Context, inst *instance, o *order, op string, v variant, id string) *call {
 	c := &call{w: w, id: id, op: op, o: o, inst: inst, v: v, returned: make(chan struct{}), resolved: make(chan struct{}),
 		storeOps: map[string]int{}, active: true, nested: strings.Contains(id, "/")}
+	if o != nil {
+		c.chargedAtStart = w.prov.charges(o)
+	}
 	c.ctx, c.cancel = context.WithCancel(context.WithValue(ctx, callKey{}, c))
 	w.mu.Lock()
 	w.calls = append(w.calls, c)

@@ -99,7 +99,7 @@ func (o *oracle) atReturn(c *call, res result) {
 	w := o.w
 	switch res.out {
 	case outFailed:
-		if n := o.chargedUnder(c.o, res.key); n > 0 {
+		if n := o.chargedUnder(c, res.key); n > 0 {
 			o.report(checkFalseFailed, c.o.id, o.w.falseFailedHint(c), "%s was told failed (%v) but the provider holds %d charge(s) %s", c.who(), res.err, n, under(res.key))
 		}
 	case outSucceeded:
@@ -130,11 +130,14 @@ func (o *oracle) atReturn(c *call, res result) {
 	}
 }
 
-// chargedUnder counts the provider's charges of an intent made with key,
-// or all of them when key is empty (an answer that names no attempt).
-func (o *oracle) chargedUnder(ord *order, key string) int {
+// chargedUnder counts the provider's charges of c's intent made with key,
+// or, when key is empty (a request refused before it named an attempt),
+// those made before c began: another caller may charge the intent while
+// the refusal is on its way back, which the refusal says nothing of.
+func (o *oracle) chargedUnder(c *call, key string) int {
+	ord := c.o
 	if key == "" {
-		return o.w.prov.charges(ord)
+		return c.chargedAtStart
 	}
 	if rec, ok, err := o.w.load(context.Background(), ord.id); err == nil && ok && rec.key == key && rec.state != "failed" {
 		return 0 // a later attempt carries the key again (it never reached the provider before)
