@@ -11,6 +11,17 @@
 // once; idempay makes sure the key is never lost, never changed, and never
 // resent after the provider has forgotten it.
 //
+// # Start here
+//
+// Most programs use five names: [New] with a [Config] (Provider, BaseURL,
+// Credentials, Store), [Client.Charge] with a [ChargeRequest], and
+// [OutcomeOf] to switch on the four outcomes below. After a restart,
+// [Client.Unresolved] lists what is still open and [Client.Settle] looks an
+// intent up at the provider. [Charger] is the one-method interface to mock;
+// the idempaytest package has the fakes. Everything else is either a detail
+// of those (errors, RetryPolicy, Charge's fields) or a seam for the authors
+// of adapters and stores, listed at the end.
+//
 // # Outcomes
 //
 // Every charge ends in one of four outcomes, and idempay never reports a
@@ -91,4 +102,15 @@
 // invoiceNo takes the place of a key). The signed 2C2P payload builder
 // (TwoC2PPaymentToken, TwoC2PSigner, TwoC2PAmount, TwoC2PInvoiceNo) is here,
 // for callers who speak to 2C2P without a Client.
+// # For adapter and store authors
+//
+// These names are the seams, not the caller's API. An adapter implements
+// [Provider] (Name, Validate, NewChargeRequest, ReadCharge returning a
+// [Verdict]) and, where the provider allows, the optional interfaces found
+// by type assertion: [Finder] (look a charge up), [LookupGuard] (ask before
+// any resend), [SecretFielder], and for operations [Refunder],
+// [RefundFinder], [Capturer], [CaptureFinder], [Canceller], [CancelFinder].
+// A store implements [KeyStore] and proves it with keystore/storetest.Run;
+// [Claim] and [ClaimConfig] are the lease protocol the client, the guard
+// and the webhook Deduper share over any store. ARCHITECTURE.md maps them.
 package idempay

@@ -83,26 +83,3 @@ func exportedErrors(t *testing.T) (map[string]bool, []string) {
 	}
 	return exported, sentinels
 }
-
-// TestReadmeHoldsEachProvidersOperations: the README's tables of refund,
-// capture and cancel outcomes are the adapters' own OPERATIONS.md (headings
-// three levels down), so the two cannot drift apart.
-func TestReadmeHoldsEachProvidersOperations(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	heading := regexp.MustCompile(`(?m)^(#+) `)
-	for _, p := range []string{"stripe", "omise", "twoc2p"} {
-		doc, err := os.ReadFile("provider/" + p + "/OPERATIONS.md")
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := heading.ReplaceAllStringFunc(strings.TrimSpace(string(doc)), func(h string) string {
-			return strings.Repeat("#", min(len(h)-1+3, 6)) + " "
-		})
-		if !strings.Contains(string(readme), want) {
-			t.Errorf("README.md does not hold provider/%s/OPERATIONS.md as it is now: fold it in again", p)
-		}
-	}
-}
