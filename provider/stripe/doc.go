@@ -47,7 +47,8 @@
 // refund ID in metadata[idempay_op] besides the intent, namespace and
 // attempt's key, and is looked up by listing the PaymentIntent's refunds
 // (or retrieving it, once its ID is known) and taking the one with those
-// tags; a list without it is no proof that none was made. A capture adds
+// tags; the whole list without it proves that the attempt refunded
+// nothing (a list, unlike search, does not lag). A capture adds
 // metadata[idempay_op] to the PaymentIntent, and it and a cancel are
 // looked up by retrieving the PaymentIntent. A refusal Stripe replays
 // for the key (Idempotent-Replayed on a 400) is definite; a fresh one is
