@@ -331,12 +331,20 @@ func TestCaptureAndCancelThroughClient(t *testing.T) {
 	}
 	assert.Equal(t, []string{"S AUTH3", "I AUTH3", "V AUTH4", "I AUTH4"}, last, "no resend: the inquiry settled each")
 
-	// Voided from outside idempay: a capture is refused (29), nothing made.
+	// Voided from outside idempay: a capture is answered 29 "already
+	// voided", the state it proves: it can never be made, nothing moved.
 	paid(t, f.c, f.srv, "AUTH5", 100000)
 	require.Equal(t, "00", byHand(t, f.srv, "V", "AUTH5", ""))
 	_, err = f.c.Capture(bg, idempay.CaptureRequest{CaptureID: "cp-5", IntentID: "AUTH5", Currency: "THB"})
-	require.ErrorIs(t, err, idempay.ErrInvalidRequest)
+	require.ErrorIs(t, err, idempay.ErrDeclined)
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
+
+	// Settled from outside idempay: a cancel is refused (the fake answers
+	// 21 "Void not allowed"; 39 "already settled" reads the same), failed.
+	paid(t, f.c, f.srv, "AUTH9", 100000)
+	require.Equal(t, "00", byHand(t, f.srv, "S", "AUTH9", "1000.00"))
+	_, err = f.c.Cancel(bg, idempay.CancelRequest{CancelID: "cn-9", IntentID: "AUTH9"})
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "%v", err)
 
 	// Settled from outside idempay before the charge settled: captured.
 	req := idempay.ChargeRequest{IntentID: "AUTH6", Amount: 100000, Currency: "THB"}
