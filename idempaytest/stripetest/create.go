@@ -116,8 +116,11 @@ func internalError() faults.Stored {
 }
 
 func (s *Server) inUse(w http.ResponseWriter, g *faults.Gate, id string) {
-	s.fail(w, g, id, http.StatusConflict, &apiError{Type: typeIdempotency, Code: "idempotency_key_in_use",
-		Message: "There is currently another in-progress request using this Idempotent Key."})
+	// As Stripe answers it (a recorded 409: type invalid_request_error, not
+	// idempotency_error, which is the key used with other parameters).
+	s.fail(w, g, id, http.StatusConflict, &apiError{Type: typeInvalid, Code: "idempotency_key_in_use",
+		Message: "There is currently another in-progress request using this Idempotent Key (that probably means you " +
+			"submitted twice, and the other request is still going through). Please try again later."})
 }
 
 // fail answers an error and counts it.
