@@ -274,11 +274,15 @@ func TestOpsWithoutKeys(t *testing.T) {
 	assert.ErrorIs(t, err, idempay.ErrNotFound, "no ledger either")
 	assert.Zero(t, srv.Stats().Maintenance.Requests)
 
+	// Manual settlement needs the keys: New refuses it without them, and
+	// Validate (for an adapter used without New) refuses every charge.
 	p.ManualSettlement = true
-	c = opsClient(t, srv, p, store)
-	_, err = c.Charge(bg, idempay.ChargeRequest{IntentID: "ORDER601", Amount: 100, Currency: "THB"})
+	_, err = idempay.New(idempay.Config{BaseURL: srv.URL, Credentials: tc2pSecret, Provider: p, Store: store})
+	var ce *idempay.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "Provider.Maintenance", ce.Field)
 	var ve *idempay.ValidationError
-	require.ErrorAs(t, err, &ve)
+	require.ErrorAs(t, p.Validate(idempay.ChargeRequest{IntentID: "ORDER601", Amount: 100, Currency: "THB"}), &ve)
 	assert.Equal(t, "Provider.Maintenance", ve.Field)
 	_, err = store.Load(bg, tc2pNS, "ORDER601")
 	assert.ErrorIs(t, err, idempay.ErrNotFound)
