@@ -59,7 +59,8 @@ func (s *Server) hook(in faults.FormRequest, op string) func() {
 	}
 	return func() {
 		s.cfg.hook(RequestInfo{Request: in.Request, Op: op, Key: in.Key, Intent: in.Intent,
-			OpID: in.Form.Get(metadataPrefix + fakes.OpMetadataKey + "]"), Form: in.Form})
+			OpID: in.Form.Get(metadataPrefix + fakes.OpMetadataKey + "]"), Account: in.Request.Header.Get(connectHeader),
+			Form: in.Form})
 	}
 }
 

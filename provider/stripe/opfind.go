@@ -65,7 +65,7 @@ func (p Provider) FindRefund(ctx context.Context, hc *http.Client, t idempay.Tar
 		after     string
 	)
 	for range maxRefundPages {
-		page, v, err := p.refundPage(ctx, hc, t, op.ChargeRef, after)
+		page, v, err := p.refundPage(ctx, hc, t, op, after)
 		if err != nil || v.Kind != idempay.KindSucceeded {
 			return v, err
 		}
@@ -103,17 +103,18 @@ type refundList struct {
 	HasMore bool              `json:"has_more"`
 }
 
-// refundPage reads the page of pi's refunds after the refund ID after
-// (the first page when empty). v.Kind is KindSucceeded when it was read.
-func (p Provider) refundPage(ctx context.Context, hc *http.Client, t idempay.Target, pi, after string) (refundList, idempay.Verdict, error) {
+// refundPage reads the page of the refunds of op's PaymentIntent after the
+// refund ID after (the first page when empty). v.Kind is KindSucceeded
+// when it was read.
+func (p Provider) refundPage(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, after string) (refundList, idempay.Verdict, error) {
 	u := t.BaseURL.JoinPath(refundsPath)
-	q := url.Values{"payment_intent": {pi}, "limit": {"100"}}
+	q := url.Values{"payment_intent": {op.ChargeRef}, "limit": {"100"}}
 	if after != "" {
 		q.Set("starting_after", after)
 	}
 	u.RawQuery = q.Encode()
 	var page refundList
-	v, body, err := p.get(ctx, hc, t, u)
+	v, body, err := p.get(ctx, hc, t, op.IntentID, u)
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return page, v, err
 	}
@@ -143,7 +144,7 @@ func (p Provider) retrieveRefund(ctx context.Context, hc *http.Client, t idempay
 	if err := checkRef(rec.ProviderRef); err != nil {
 		return idempay.Verdict{Kind: idempay.KindUnknown}, err
 	}
-	v, body, err := p.get(ctx, hc, t, t.BaseURL.JoinPath(refundsPath, rec.ProviderRef))
+	v, body, err := p.get(ctx, hc, t, op.IntentID, t.BaseURL.JoinPath(refundsPath, rec.ProviderRef))
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return v, err
 	}
@@ -278,7 +279,7 @@ func (p Provider) retrieveOwn(ctx context.Context, hc *http.Client, t idempay.Ta
 	if err := checkRef(op.ChargeRef); err != nil {
 		return paymentIntent{}, idempay.Verdict{Kind: idempay.KindUnknown}, err
 	}
-	v, body, err := p.get(ctx, hc, t, t.BaseURL.JoinPath(paymentIntentsPath, op.ChargeRef))
+	v, body, err := p.get(ctx, hc, t, op.IntentID, t.BaseURL.JoinPath(paymentIntentsPath, op.ChargeRef))
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return paymentIntent{}, v, err
 	}
