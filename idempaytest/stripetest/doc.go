@@ -50,6 +50,15 @@
 // why idempay never resends an old key. Search is eventually consistent
 // (WithSearchDelay); listing refunds is not.
 //
+// # Stripe Connect
+//
+// A request with a Stripe-Account header acts on that connected account:
+// its PaymentIntents, refunds and idempotency keys are its own, seen by no
+// other account and not by the platform (404), and the books count it as a
+// merchant of its own. A header that is no acct_ ID is answered 403
+// account_invalid. RequestInfo.Account and Stats.ByAccount record the
+// header.
+//
 // # Outcomes of a charge
 //
 // The payment method decides: one containing "decline" (any case) is

@@ -22,6 +22,21 @@
 //		Store:       store,
 //	})
 //
+// New refuses (idempay.ErrInvalidConfig) what would fail on the first
+// send: no secret key or a publishable one, a BaseURL ending in /v1 (the
+// adapter appends it), a Connect setting that could mix accounts' records;
+// see Provider.CheckConfig.
+//
+// # Stripe Connect
+//
+// Provider.Account acts on one connected account for the whole Client
+// (Config.Account must be the same acct_ ID, so that the namespace names
+// it); Provider.ConnectByIntent lets each charge name its account in its
+// intent ID (ConnectedIntentID: "acct_.../order-1"). Either way every
+// request of the intent (the charge, its refunds, captures and cancels,
+// and every lookup) carries Stripe-Account, and two accounts never share
+// a record.
+//
 // # What each answer means
 //
 // Provider.ReadCharge maps Stripe's answers onto idempay's verdicts (see
