@@ -3,6 +3,7 @@ package stripe_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"sync"
 	"testing"
 
@@ -73,10 +74,22 @@ func TestConnectPerClient(t *testing.T) {
 	_, err = c.Capture(ctx, idempay.CaptureRequest{CaptureID: "cp-2", IntentID: "o2", Currency: "JPY"})
 	require.NoError(t, err)
 
-	// A refund whose answer is lost is settled by a lookup, on the account.
+	// A refund whose answer is lost is answered by Stripe's replay under
+	// its key, on the account.
 	f.Fail("rf-3", fakes.Post)
 	_, err = c.Refund(ctx, refundOf("rf-3", "o1", 100))
 	require.NoError(t, err)
+
+	// A charge whose answers were all lost is settled by search, which
+	// finds it only on the account.
+	f.Fail("o4", fakes.Post, fakes.Post, fakes.Post, fakes.Post, fakes.Post)
+	_, err = c.Charge(ctx, order("o4", "pm_card_visa"))
+	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+	searches := f.Stats().Searches
+	settled, err := c.Settle(ctx, "o4")
+	require.NoError(t, err)
+	assert.Equal(t, idempay.ReplayFromLookup, settled.ReplayedFrom)
+	assert.Greater(t, f.Stats().Searches, searches)
 
 	for _, id := range []string{"o1", "refund:rf-1", "o2", "capture:cp-2", "refund:rf-3"} {
 		for _, a := range f.sentAs(id) {
@@ -162,6 +175,21 @@ func TestConnectPerCharge(t *testing.T) {
 			assert.Equal(t, want, got, id)
 		}
 	}
+	// Lookups go to the intent's account: the cancelled authorisation is
+	// found there, and a lost charge is settled by search there.
+	cancelled, err := stripe.Provider{ConnectByIntent: true}.FindCancel(ctx, nil, connectTarget(t, f),
+		idempay.OpRequest{Type: idempay.OpCancel, ID: "cn-2", IntentID: auth.IntentID, ChargeRef: authorized(t, f, auth.IntentID)},
+		idempay.Record{})
+	require.NoError(t, err)
+	assert.Equal(t, idempay.KindSucceeded, cancelled.Kind)
+	lost := stripe.ConnectedIntentID("acct_B", "order-4")
+	f.Fail(lost, fakes.Post, fakes.Post, fakes.Post, fakes.Post, fakes.Post)
+	_, err = c.Charge(ctx, order(lost, "pm_card_visa"))
+	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+	settled, err := c.Settle(ctx, lost)
+	require.NoError(t, err)
+	assert.Equal(t, idempay.ReplayFromLookup, settled.ReplayedFrom)
+
 	assert.Equal(t, []int{1, 1}, []int{f.Ledger().Count(a), f.Ledger().Count(b)})
 	assert.EqualValues(t, 500, f.Ledger().Refunded(a))
 	assert.EqualValues(t, 700, f.Ledger().Refunded(b))
@@ -171,4 +199,23 @@ func TestConnectPerCharge(t *testing.T) {
 	// before anything is stored: it must not charge the platform instead.
 	_, err = c.Charge(ctx, order("acct_/order-3", "pm_card_visa"))
 	assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
+}
+
+func connectTarget(t *testing.T, f *connectFake) idempay.Target {
+	t.Helper()
+	u, err := url.Parse(f.URL)
+	require.NoError(t, err)
+	return idempay.Target{BaseURL: u, Credentials: secret, Namespace: ns}
+}
+
+// authorized is the PaymentIntent the fake made for intent.
+func authorized(t *testing.T, f *connectFake, intent string) string {
+	t.Helper()
+	for _, ch := range f.Ledger().Charges() {
+		if ch.Intent == intent {
+			return ch.ID
+		}
+	}
+	t.Fatalf("no charge of %s", intent)
+	return ""
 }
