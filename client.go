@@ -132,6 +132,9 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.namespace = c.provider.Name() + ":" + cmp.Or(cfg.Account, "default")
 	c.target = Target{BaseURL: base, Credentials: cfg.Credentials, Namespace: c.namespace}
+	if err := checkProvider(c.provider, c.target); err != nil {
+		return nil, err
+	}
 	c.claims = ClaimConfig{Store: c.store, Lease: cmp.Or(cfg.Lease, DefaultLease), MaxAge: c.retention,
 		Instance: cmp.Or(cfg.Instance, defaultInstance()), Clock: c.now, Logger: c.log}
 	return c, nil
@@ -166,6 +169,20 @@ func checkTimes(p RetryPolicy, retention, window time.Duration) error {
 		return configErr("Retry.MaxElapsed", "%s is not shorter than KeyRetention %s", p.MaxElapsed, retention)
 	}
 	return nil
+}
+
+// checkProvider asks the provider, if it can tell, whether t could work.
+func checkProvider(p Provider, t Target) error {
+	cc, ok := p.(ConfigChecker)
+	if !ok {
+		return nil
+	}
+	err := cc.CheckConfig(t)
+	var ce *ConfigError
+	if err == nil || errors.As(err, &ce) {
+		return err
+	}
+	return &ConfigError{Field: "Provider", Reason: err.Error()}
 }
 
 // keyWindow is how long the provider keeps a key.

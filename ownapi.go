@@ -25,8 +25,10 @@ import (
 // field, is sent for JPY only, so that a server reading it alone never takes
 // cents for yen; metadata is left out when empty. The answer is 201
 // {"order_id", "charge_id", "status", "amount_jpy"} (or "amount" and
-// "currency"), with "Idempotency-Replayed: true" on replays, 409 while the
-// key is in flight and 422 when the key was used with another body. Errors
+// "currency"; without "currency" the charge is in the currency charged, and
+// with amount_jpy alone in yen, never otherwise), with
+// "Idempotency-Replayed: true" on replays, 409 while the key is in flight
+// and 422 when the key was used with another body. Errors
 // may come as {"error": {"type", "code", "decline_code", "param",
 // "message"}} or as FastAPI's {"detail": ...}. Every field changes one part
 // of the contract.
@@ -126,6 +128,9 @@ func (a OwnAPI) NewChargeRequest(ctx context.Context, t Target, req ChargeReques
 	if err != nil {
 		return nil, err
 	}
+	// The answer may name no currency: ReadCharge takes the one charged
+	// from the request it answers (resp.Request carries this context).
+	ctx = context.WithValue(ctx, chargedCurrency{}, strings.ToUpper(req.Currency))
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, t.BaseURL.JoinPath(cmp.Or(a.Path, "/payments/charge")).String(), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -175,7 +180,7 @@ func (a OwnAPI) ReadCharge(resp *http.Response, body []byte) Verdict {
 	v := Verdict{Kind: ClassifyStatus(resp.StatusCode), Replayed: a.replayed(resp.Header),
 		RequestID: resp.Header.Get("Request-Id")}
 	if v.Kind == KindSucceeded {
-		return a.readSuccess(v, body)
+		return a.readSuccess(v, body, requestCurrency(resp))
 	}
 	v.Err = readOwnAPIError(body)
 	v.Kind = refineOwnAPIKind(resp.StatusCode, v.Kind, v.Err, body)
@@ -204,14 +209,33 @@ type ownAPICharge struct {
 	Currency  string `json:"currency"`
 }
 
-func (a OwnAPI) readSuccess(v Verdict, body []byte) Verdict {
+// chargedCurrency keys, in a charge request's context, the currency it
+// charges.
+type chargedCurrency struct{}
+
+// requestCurrency is the currency of the charge request resp answers, or
+// "" when resp answers none of NewChargeRequest's (a lookup).
+func requestCurrency(resp *http.Response) string {
+	if resp == nil || resp.Request == nil {
+		return ""
+	}
+	cur, _ := resp.Request.Context().Value(chargedCurrency{}).(string)
+	return cur
+}
+
+// readSuccess reads a 2xx answer to a charge made in charged ("" when
+// unknown, as for a lookup). The charge's currency is the answer's, else
+// the one charged, else JPY only if the answer says yen (the article's
+// amount_jpy alone): never invented, for a refund is sent in it. An answer
+// that names none, or says yen for a charge in another currency, settles
+// nothing.
+func (a OwnAPI) readSuccess(v Verdict, body []byte, charged string) Verdict {
 	var c ownAPICharge
 	if err := json.Unmarshal(body, &c); err != nil || c.ChargeID == "" {
 		// A 2xx we cannot read still means the server did something.
 		return Verdict{Kind: KindUnknown, Replayed: v.Replayed, RequestID: v.RequestID}
 	}
-	ch := &Charge{ID: c.ChargeID, Status: c.Status, State: StateSucceeded,
-		Amount: cmp.Or(c.Amount, c.AmountJPY), Currency: strings.ToUpper(cmp.Or(c.Currency, "JPY"))}
+	ch := &Charge{ID: c.ChargeID, Status: c.Status, State: StateSucceeded, Amount: cmp.Or(c.Amount, c.AmountJPY)}
 	switch strings.ToLower(c.Status) {
 	case "failed", "declined":
 		v.Kind = KindDeclined
@@ -222,8 +246,31 @@ func (a OwnAPI) readSuccess(v Verdict, body []byte) Verdict {
 	case "authorized", "requires_capture":
 		ch.Authorized = true
 	}
+	currency, problem := answerCurrency(c, charged)
+	if problem != "" {
+		return Verdict{Kind: KindUnknown, Replayed: v.Replayed, RequestID: v.RequestID, Err: &APIError{Message: problem}}
+	}
+	ch.Currency = currency
 	v.Charge = ch
 	return v
+}
+
+// answerCurrency is the currency of a charge answered c, made in charged
+// ("" when unknown), or why the answer cannot say.
+func answerCurrency(c ownAPICharge, charged string) (currency, problem string) {
+	if c.Currency != "" {
+		return strings.ToUpper(c.Currency), ""
+	}
+	yenOnly := c.Amount == 0 && c.AmountJPY != 0 // the article's amount_jpy alone
+	switch {
+	case yenOnly && charged != "" && charged != "JPY":
+		return "", "the answer's amount_jpy says yen for a charge in " + charged
+	case yenOnly:
+		return "JPY", ""
+	case charged != "":
+		return charged, ""
+	}
+	return "", "the answer names no currency"
 }
 
 type ownAPIErrorBody struct {

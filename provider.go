@@ -22,6 +22,9 @@ import (
 //     lookup.
 //   - KeyWindower: how long the provider keeps a key (default 24 h);
 //     Config.KeyRetention must stay below it.
+//   - ConfigChecker: refuse, in New, a configuration that would fail on
+//     the first send (no credentials, a base URL with a path the adapter
+//     appends itself).
 //   - SecretFielder: members of the provider's answers that are secrets
 //     (a client secret) and never reach the store, errors or logs.
 //   - Refunder: refund a charge (Client.Refund); RefundFinder: look a
@@ -82,6 +85,18 @@ type LookupGuard interface {
 // Config.KeyRetention that is not shorter.
 type KeyWindower interface {
 	KeyWindow() time.Duration
+}
+
+// ConfigChecker is implemented by providers that can tell from the
+// Client's target alone that every request would fail: credentials
+// missing or of the wrong kind, a BaseURL that already holds the path the
+// adapter appends (https://api.stripe.com/v1 would send
+// /v1/v1/payment_intents). New calls CheckConfig before it returns, so the
+// mistake is refused before anything is stored or sent; an error that is
+// not a *ConfigError is wrapped in one (Field "Provider"), so it matches
+// ErrInvalidConfig either way.
+type ConfigChecker interface {
+	CheckConfig(t Target) error
 }
 
 // SecretFielder is implemented by providers whose answers carry secrets

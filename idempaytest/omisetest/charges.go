@@ -51,15 +51,19 @@ type Charge struct {
 	RefundedAmount int64 `json:"refunded_amount"` // summed over its refunds
 	// What an authorisation holds and what was captured of it (less than
 	// the amount after a partial capture), as Omise's charge object says
-	// (authorized_amount, captured_amount): zero until authorised, and
-	// until paid.
-	AuthorizedAmount int64       `json:"authorized_amount"`
-	CapturedAmount   int64       `json:"captured_amount"`
+	// (authorized_amount, captured_amount) on a pre_auth charge: absent
+	// until authorised, and captured 0 until paid. A default (final_auth)
+	// charge carries neither, as Omise's answers of such charges show,
+	// unless the fake captured it in part (which Omise documents for
+	// pre_auth only): then both, so that the answer says what moved.
+	AuthorizedAmount *int64      `json:"authorized_amount,omitempty"`
+	CapturedAmount   *int64      `json:"captured_amount,omitempty"`
 	Refunds          *RefundList `json:"refunds"`     // its refunds, oldest first
 	ReversedAt       *string     `json:"reversed_at"` // ISO 8601, null unless reversed
 	Voided           bool        `json:"voided"`      // always false: no settlement is modelled
 
 	captured int64 // what was captured: the amount, or less with capture_amount
+	preAuth  bool  // authorization_type pre_auth
 	account  string
 	key      string
 	at       time.Time
@@ -147,9 +151,15 @@ func (c *Charge) derive() {
 	c.Capturable = c.Status == "pending" && c.Authorized && !c.Capture
 	c.Reversible = c.Capturable
 	c.Refundable = c.Paid && c.RefundedAmount < c.captured && len(c.Refunds.Data) < maxRefunds
-	c.AuthorizedAmount, c.CapturedAmount = 0, c.captured
+	c.AuthorizedAmount, c.CapturedAmount = nil, nil
+	if !c.preAuth && (c.captured == 0 || c.captured == c.Amount) {
+		return
+	}
 	if c.Authorized {
-		c.AuthorizedAmount = c.Amount
+		// Fresh values, never pointers into c: copies of the charge are
+		// handed out while the stored one changes.
+		authorized, captured := c.Amount, c.captured
+		c.AuthorizedAmount, c.CapturedAmount = &authorized, &captured
 	}
 }
 
@@ -173,7 +183,7 @@ func newCharge(p createParams, account, key string, now time.Time) *Charge {
 	}
 	c := &Charge{Object: "charge", ID: id, Location: "/charges/" + id, Amount: p.amount,
 		Currency: strings.ToUpper(p.currency), Metadata: meta, Capture: p.capture,
-		Created: now.UTC().Format(time.RFC3339), account: account, key: key, at: now}
+		Created: now.UTC().Format(time.RFC3339), account: account, key: key, at: now, preAuth: p.preAuth}
 	c.Refunds = newRefundList(id)
 	c.Description, c.ReturnURI, c.Customer = optional(p.description), optional(p.returnURI), optional(p.customer)
 	c.Card, c.Source = chargedWith(p)

@@ -49,9 +49,12 @@
 // again and again. Any other card succeeds, or stays pending and
 // authorised when capture is false. A charge carries what was charged as
 // the real ones do (a card or source object), and what can be done with it
-// (capturable, reversible, refundable, refunded_amount, its refunds), and
-// what an authorisation holds and what its capture moved (authorized_amount,
-// captured_amount: less than the amount after a partial capture).
+// (capturable, reversible, refundable, refunded_amount, its refunds). A
+// pre_auth charge (authorization_type pre_auth) also says what it holds and
+// what its capture moved (authorized_amount, captured_amount: less than the
+// amount after a partial capture); a default (final_auth) charge carries
+// neither, as Omise's answers show, unless captured in part, which Omise
+// documents for pre_auth only and the fake allows (then it carries both).
 //
 // # Refunds, captures and reverses
 //

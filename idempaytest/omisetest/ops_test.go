@@ -240,3 +240,43 @@ func TestOptionsRefuseBadInput(t *testing.T) {
 		}()
 	}
 }
+
+// A default (final_auth) charge carries neither authorized_amount nor
+// captured_amount, as Omise's answers of such charges do (the charge,
+// reverse and expire answers in provider/omise/testdata); a pre_auth
+// charge carries both, as Omise's capture answer of one does.
+func TestAmountsOnlyOnPreAuth(t *testing.T) {
+	c := newClient(t)
+	has := func(r reply) (bool, bool) {
+		_, a := r.body["authorized_amount"]
+		_, b := r.body["captured_amount"]
+		return a, b
+	}
+	paid := c.get("/charges/" + c.paid("o1", false))
+	if a, b := has(paid); a || b {
+		t.Fatalf("a paid default charge: %v", paid.body)
+	}
+	auth := c.paid("o2", true)
+	if a, b := has(c.get("/charges/" + auth)); a || b {
+		t.Fatal("a default authorisation carries the amounts")
+	}
+	if r := c.post("/charges/"+auth+"/capture", "", nil); r.status != 200 {
+		t.Fatalf("capture: %v", r.body)
+	} else if a, b := has(r); a || b {
+		t.Fatalf("a default charge captured whole: %v", r.body)
+	}
+
+	f := pay("o3", "tokn_o3")
+	f.Set("capture", "false")
+	f.Set("authorization_type", "pre_auth")
+	pre := c.charge("", f).body["id"].(string)
+	r := c.post("/charges/"+pre+"/capture", "", url.Values{"capture_amount": {"50000"}})
+	if r.body["authorized_amount"] != 150000.0 || r.body["captured_amount"] != 50000.0 {
+		t.Fatalf("a pre_auth charge captured in part: %v", r.body)
+	}
+	f = pay("o4", "tokn_o4")
+	f.Set("authorization_type", "nonsense")
+	if r := c.charge("", f); r.status != 400 {
+		t.Fatalf("authorization_type nonsense: %d %v", r.status, r.body)
+	}
+}

@@ -18,10 +18,11 @@ type createParams struct {
 	returnURI   string
 	description string
 	metadata    map[string]string
+	preAuth     bool // authorization_type pre_auth (default final_auth)
 }
 
 // passThrough are parameters the fake accepts without acting on them.
-var passThrough = regexp.MustCompile(`^(ip|platform_type|expires_at|authorization_type|zero_interest_installments|webhook_endpoints\[\d*\])$`)
+var passThrough = regexp.MustCompile(`^(ip|platform_type|expires_at|zero_interest_installments|webhook_endpoints\[\d*\])$`)
 
 var currencyCode = regexp.MustCompile(`^[A-Za-z]{3}$`)
 
@@ -61,6 +62,11 @@ func parseCreate(form url.Values) (createParams, string, string) {
 			p.returnURI = v
 		case "description":
 			p.description = v
+		case "authorization_type":
+			if v != "final_auth" && v != "pre_auth" {
+				return p, "bad_request", "authorization_type must be final_auth or pre_auth"
+			}
+			p.preAuth = v == "pre_auth"
 		default:
 			if !passThrough.MatchString(name) {
 				return p, "bad_request", "unknown parameter " + name

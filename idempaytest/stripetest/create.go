@@ -59,7 +59,8 @@ func (s *Server) hook(in faults.FormRequest, op string) func() {
 	}
 	return func() {
 		s.cfg.hook(RequestInfo{Request: in.Request, Op: op, Key: in.Key, Intent: in.Intent,
-			OpID: in.Form.Get(metadataPrefix + fakes.OpMetadataKey + "]"), Form: in.Form})
+			OpID: in.Form.Get(metadataPrefix + fakes.OpMetadataKey + "]"), Account: in.Request.Header.Get(connectHeader),
+			Form: in.Form})
 	}
 }
 
@@ -116,8 +117,11 @@ func internalError() faults.Stored {
 }
 
 func (s *Server) inUse(w http.ResponseWriter, g *faults.Gate, id string) {
-	s.fail(w, g, id, http.StatusConflict, &apiError{Type: typeIdempotency, Code: "idempotency_key_in_use",
-		Message: "There is currently another in-progress request using this Idempotent Key."})
+	// As Stripe answers it (a recorded 409: type invalid_request_error, not
+	// idempotency_error, which is the key used with other parameters).
+	s.fail(w, g, id, http.StatusConflict, &apiError{Type: typeInvalid, Code: "idempotency_key_in_use",
+		Message: "There is currently another in-progress request using this Idempotent Key (that probably means you " +
+			"submitted twice, and the other request is still going through). Please try again later."})
 }
 
 // fail answers an error and counts it.

@@ -39,7 +39,8 @@
 //
 // Every POST, operations included: a key is bound to the parameters of its
 // first request (another body under it: 400 idempotency_error); while a
-// request with it runs, others get 409 idempotency_key_in_use, and the
+// request with it runs, others get 409 invalid_request_error with code
+// idempotency_key_in_use (as a recorded answer of Stripe's shows), and the
 // claim carries a lease (fakes.Settings.Lease) so that a request that crashed frees
 // the key; once execution starts the result is stored, 500s and business
 // refusals included, and every later request with the key gets it again
@@ -48,6 +49,15 @@
 // fakes.Settings.Retention (24 hours): a key resent later executes again, which is
 // why idempay never resends an old key. Search is eventually consistent
 // (WithSearchDelay); listing refunds is not.
+//
+// # Stripe Connect
+//
+// A request with a Stripe-Account header acts on that connected account:
+// its PaymentIntents, refunds and idempotency keys are its own, seen by no
+// other account and not by the platform (404), and the books count it as a
+// merchant of its own. A header that is no acct_ ID is answered 403
+// account_invalid. RequestInfo.Account and Stats.ByAccount record the
+// header.
 //
 // # Outcomes of a charge
 //
@@ -67,9 +77,11 @@
 // A refund answers 200 with a Refund object (status "succeeded", or
 // "pending" with WithPendingRefunds until CompleteRefund) and needs a
 // PaymentIntent that charged: 400 charge_not_refundable for one that did
-// not (or an authorisation not captured, or cancelled), amount_too_large
-// beyond what is left ("Refund amount (...) is greater than unrefunded
-// amount on charge (...)"), charge_already_refunded when nothing is left.
+// not (or an authorisation not captured, or cancelled); beyond what is
+// left, invalid_request_error with param amount and no code, as Stripe
+// answers it ("Refund amount (...) is greater than charge amount (...)",
+// or "... than unrefunded amount on charge (...)" after partial refunds);
+// charge_already_refunded when nothing is left.
 // Without amount it refunds what is left. A capture answers the
 // PaymentIntent, succeeded with amount_received the amount captured (the
 // rest of the hold released), and needs requires_capture (400

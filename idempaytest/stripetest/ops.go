@@ -134,9 +134,7 @@ func (s *Server) decideRefund(c opCall) faults.Decision {
 		return refused(&apiError{Type: typeInvalid, Code: "charge_already_refunded",
 			Message: "Charge " + deref(pi.LatestCharge) + " has already been refunded."})
 	case prob == fakes.RefundExceeds && !s.cfg.Lenient:
-		return refused(&apiError{Type: typeInvalid, Code: "amount_too_large", Param: "amount",
-			Message: "Refund amount (" + money(amount, pi.Currency) + ") is greater than unrefunded amount on charge (" +
-				money(b.Refundable(), pi.Currency) + ")"})
+		return refused(overRefund(amount, b, pi.Currency))
 	case prob != fakes.NoProblem && !s.cfg.Lenient:
 		return refused(&apiError{Type: typeInvalid, Code: "charge_not_refundable", Param: "payment_intent",
 			Message: "This PaymentIntent (" + pi.ID + ") does not have a successful charge to refund."})
@@ -153,6 +151,21 @@ func (s *Server) decideRefund(c opCall) faults.Decision {
 		Op: &fakes.Op{Type: fakes.OpRefund, ID: re.ID, OpID: c.opID, ChargeID: pi.ID, Merchant: c.account,
 			Intent: b.Charge.Intent, Key: c.key, Amount: amount, Currency: pi.Currency, Status: status, Time: now},
 		Update: func() { s.intents.addRefund(re) }}
+}
+
+// overRefund is Stripe's refusal of a refund above what is left, as a
+// real one shows it (provider/stripe/testdata/upstream,
+// pay-connector_refund_error_greater_amount.json): invalid_request_error,
+// param amount and no code. Nothing refunded yet, the message compares
+// with the charge's amount, as that answer's; after partial refunds, with
+// what is left (that wording is not confirmed by a recorded answer).
+func overRefund(amount int64, b fakes.Balance, currency string) *apiError {
+	msg := "Refund amount (" + money(amount, currency) + ") is greater than charge amount (" + money(b.Captured, currency) + ")"
+	if b.Refunded > 0 {
+		msg = "Refund amount (" + money(amount, currency) + ") is greater than unrefunded amount on charge (" +
+			money(b.Refundable(), currency) + ")"
+	}
+	return &apiError{Type: typeInvalid, Param: "amount", Message: msg}
 }
 
 // decideCapture decides a capture as Stripe does: of a PaymentIntent in

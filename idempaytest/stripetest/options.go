@@ -34,10 +34,13 @@ type RequestInfo struct {
 	// Op is "refund", "capture" or "cancel" for an operation, empty for a
 	// charge (POST /v1/payment_intents).
 	Op     string
-	Key    string     // the Idempotency-Key header, trimmed
-	Intent string     // metadata[idempay_intent], if present
-	OpID   string     // metadata[idempay_op], if present
-	Form   url.Values // the parsed body
+	Key    string // the Idempotency-Key header, trimmed
+	Intent string // metadata[idempay_intent], if present
+	OpID   string // metadata[idempay_op], if present
+	// Account is the Stripe-Account header (Stripe Connect's connected
+	// account), empty for a request on the platform's own account.
+	Account string
+	Form    url.Values // the parsed body
 }
 
 // WithAPIKey makes key the only secret key accepted (Authorization:

@@ -34,6 +34,7 @@ type Server struct {
 	intents *intentStore
 
 	retrievals, searches, refundLookups atomic.Int64
+	byAccount                           accountCounts
 }
 
 // NewServer starts a Server. Without options it accepts any bearer secret,
@@ -103,17 +104,22 @@ func (s *Server) CheckMoney() error { return s.ledger.Check() }
 // Stats returns a snapshot of the counters.
 func (s *Server) Stats() Stats {
 	return Stats{Traffic: s.charges.Traffic.Snapshot(), Ops: s.ops.Traffic.Snapshot(),
-		Retrievals: int(s.retrievals.Load()), Searches: int(s.searches.Load()), RefundLookups: int(s.refundLookups.Load())}
+		Retrievals: int(s.retrievals.Load()), Searches: int(s.searches.Load()), RefundLookups: int(s.refundLookups.Load()),
+		ByAccount: s.byAccount.snapshot()}
 }
 
 // ServeHTTP routes the endpoints the fake serves (see the package doc).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Request-Id", newID("req_"))
+	s.byAccount.add(r.Header.Get(connectHeader))
 	if v := r.Header.Get("Stripe-Version"); v != "" {
 		w.Header().Set("Stripe-Version", v)
 	}
 	if s.cfg.CloseConnections {
 		w.Header().Set("Connection", "close")
+	}
+	if !connected(w, r) {
+		return
 	}
 	if h := s.route(r.Method, r.URL.Path); h != nil {
 		h(w, r)
@@ -170,7 +176,10 @@ func (s *Server) PaymentIntent(id string) (PaymentIntent, bool) {
 func (s *Server) now() time.Time { return s.cfg.Clock() }
 
 // account authenticates r (Authorization: Bearer) and returns the key
-// space it uses: its secret.
+// space it uses: its secret, or with a Stripe-Account header (Connect) the
+// secret acting on that connected account, whose objects and keys are its
+// own. It reports false for a missing or refused secret; a malformed
+// Stripe-Account is refused by connected before.
 func (s *Server) account(r *http.Request) (string, bool) {
 	scheme, secret, _ := strings.Cut(r.Header.Get("Authorization"), " ")
 	secret = strings.TrimSpace(secret)
@@ -179,6 +188,9 @@ func (s *Server) account(r *http.Request) (string, bool) {
 	}
 	if s.cfg.apiKey != "" && secret != s.cfg.apiKey {
 		return "", false
+	}
+	if acct := r.Header.Get(connectHeader); acct != "" {
+		return secret + " on " + acct, true
 	}
 	return secret, true
 }

@@ -123,8 +123,8 @@ func TestLeaseAfterCrash(t *testing.T) {
 	if _, err := c.do(http.MethodPost, "/v1/payment_intents", "k1", pay("o1")); err == nil {
 		t.Fatal("the Mid fault answered")
 	}
-	if r := c.create("k1", pay("o1")); r.status != 409 {
-		t.Fatalf("during the lease: %d", r.status)
+	if r := c.create("k1", pay("o1")); r.status != 409 || errType(r) != "invalid_request_error" || errCode(r) != "idempotency_key_in_use" {
+		t.Fatalf("during the lease: %d %v (Stripe: invalid_request_error, code idempotency_key_in_use)", r.status, r.body)
 	}
 	clock.Advance(2 * time.Second)
 	if r := c.create("k1", pay("o1")); r.status != 200 || r.header.Get("Idempotent-Replayed") != "" {

@@ -14,4 +14,7 @@ type Stats struct {
 	// /v1/payment_intents/{id}, GET /v1/payment_intents/search and GET
 	// /v1/refunds (lists and retrievals).
 	Retrievals, Searches, RefundLookups int
+	// ByAccount counts every request by its Stripe-Account header (Stripe
+	// Connect's connected account; "" for requests on the platform's own).
+	ByAccount map[string]int
 }

@@ -35,9 +35,9 @@
 // (RSA-OAEP with A256GCM, encrypted to 2C2P's public key: GatewayKey) of
 // the XML
 //
-//	<PaymentProcessRequest><version>3.8</version><merchantID>JT01</merchantID>
-//	  <invoiceNo>INV1</invoiceNo><actionAmount>25.00</actionAmount>
-//	  <processType>R</processType><idempotencyID>refund-1</idempotencyID></PaymentProcessRequest>
+//	<PaymentProcessRequest><version>4.3</version><merchantID>JT01</merchantID>
+//	  <processType>R</processType><invoiceNo>INV1</invoiceNo>
+//	  <actionAmount>25.00</actionAmount><idempotencyID>refund-1</idempotencyID></PaymentProcessRequest>
 //
 // and answers, sealed the other way (encrypted to the merchant's key,
 // signed with 2C2P's), a PaymentProcessResponse: version, timeStamp,
@@ -56,9 +56,11 @@
 // with 96, another merchant with 03.
 //
 // What the fake could not confirm from 2C2P's public documentation, and
-// chose: the idempotencyID element (2C2P documents result codes 50 "Same
-// Idempotent Key exists with different Type" and 51 "... with status
-// Pending" but names no element; the fake de-duplicates by it only with
+// chose: what idempotencyID does beyond refunds (2C2P's refund parameter
+// table documents it, "a repeated request with the same idempotencyID will
+// return the same response as the original request", and result codes 50
+// "Same Idempotent Key exists with different Type" and 51 "... with status
+// Pending"; the fake de-duplicates by it only with
 // WithMaintenanceKeys, as an adapter must not assume it); the answer's
 // element names beyond respCode and respDesc, and the refundList of Refund
 // Status; that a pending refund answers 00 with status RP (rather than

@@ -13,7 +13,7 @@ import (
 
 // ActionVersion is the version of Payment Maintenance's XML that 2C2P's
 // current documentation shows.
-const ActionVersion = "3.8"
+const ActionVersion = "4.3"
 
 // The process types of Payment Maintenance.
 const (

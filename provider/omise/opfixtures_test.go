@@ -99,6 +99,13 @@ func TestOmiseFixturesCaptureAndReverse(t *testing.T) {
 		// 10000 is what the capture moved, and no reverse can be made.
 		{"captured in part", "chrg_test_5x1753iuub61dfe41q4", upstream(t, "omise-go_chrg_test_5x1753iuub61dfe41q4-get.json"), 5000,
 			succeeded, succeeded, declined, declined, 5000},
+		// Omise's own capture answer (2025): a pre_auth charge of 100000
+		// captured 50000 (authorized_amount 100000, captured_amount 50000).
+		{"capture answer, in part", "chrg_test_6344625jbi1u9z0m01z", upstream(t, "omise-php_capture-post.json"), 50000,
+			succeeded, succeeded, declined, declined, 50000},
+		// A pre_auth charge of 100000 captured 3000 (omise-ruby, 2023).
+		{"captured in part, 2023", "chrg_test_5x8glktwl62j63dr3me", upstream(t, "omise-ruby_chrg_test_5x8glktwl62j63dr3me-get.json"), 3000,
+			succeeded, succeeded, declined, declined, 3000},
 		// Captured whole, from the staging page.
 		{"captured whole", "chrg_test_62f161x7rdkm4u7pibg", chargeOf(t, "omise-php_charges-get.json", "chrg_test_62f161x7rdkm4u7pibg"), 31000,
 			succeeded, succeeded, declined, declined, 31000},

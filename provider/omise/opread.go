@@ -117,7 +117,10 @@ var opCodeKinds = map[string]idempay.Kind{
 	"not_found":      idempay.KindConfig,
 	"invalid_amount": idempay.KindInvalid, // beyond what can be refunded or captured
 	"invalid_charge": idempay.KindInvalid,
-	"failed_refund":  idempay.KindInvalid, // not refundable (15 refunds, 365 days, disputed)
+	// Omise's API errors page: "refund beyond the limits set per country";
+	// the fake answers it for a charge it cannot refund (15 refunds, 365
+	// days, disputed). This request's refusal, as the others.
+	"failed_refund":  idempay.KindInvalid,
 	"failed_capture": idempay.KindInvalid, // not authorised, or captured already
 	"expired_charge": idempay.KindInvalid, // an authorisation past its 7 days
 	"failed_void":    idempay.KindInvalid,

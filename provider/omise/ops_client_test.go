@@ -232,7 +232,9 @@ func TestCaptureLostIsSettledByLookup(t *testing.T) {
 			_, err = f.client.Refund(ctx, refundOf("auth-rf", "auth", 100001))
 			require.ErrorIs(t, err, idempay.ErrRefundExceeds)
 			c, _ := f.srv.Charge(chargeID)
-			assert.Equal(t, int64(100000), c.CapturedAmount)
+			if assert.NotNil(t, c.CapturedAmount, "captured in part, the fake says what moved") {
+				assert.Equal(t, int64(100000), *c.CapturedAmount)
+			}
 		})
 	}
 }

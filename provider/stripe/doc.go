@@ -22,6 +22,21 @@
 //		Store:       store,
 //	})
 //
+// New refuses (idempay.ErrInvalidConfig) what would fail on the first
+// send: no secret key or a publishable one, a BaseURL ending in /v1 (the
+// adapter appends it), a Connect setting that could mix accounts' records;
+// see Provider.CheckConfig.
+//
+// # Stripe Connect
+//
+// Provider.Account acts on one connected account for the whole Client
+// (Config.Account must be the same acct_ ID, so that the namespace names
+// it); Provider.ConnectByIntent lets each charge name its account in its
+// intent ID (ConnectedIntentID: "acct_.../order-1"). Either way every
+// request of the intent (the charge, its refunds, captures and cancels,
+// and every lookup) carries Stripe-Account, and two accounts never share
+// a record.
+//
 // # What each answer means
 //
 // Provider.ReadCharge maps Stripe's answers onto idempay's verdicts (see
@@ -47,7 +62,8 @@
 // refund ID in metadata[idempay_op] besides the intent, namespace and
 // attempt's key, and is looked up by listing the PaymentIntent's refunds
 // (or retrieving it, once its ID is known) and taking the one with those
-// tags; a list without it is no proof that none was made. A capture adds
+// tags; the whole list without it proves that the attempt refunded
+// nothing (a list, unlike search, does not lag). A capture adds
 // metadata[idempay_op] to the PaymentIntent, and it and a cancel are
 // looked up by retrieving the PaymentIntent. A refusal Stripe replays
 // for the key (Idempotent-Replayed on a 400) is definite; a fresh one is

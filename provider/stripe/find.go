@@ -48,7 +48,7 @@ func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Tar
 
 func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
 	u := t.BaseURL.JoinPath(paymentIntentsPath, rec.ProviderRef)
-	v, body, err := p.get(ctx, hc, t, u)
+	v, body, err := p.get(ctx, hc, t, rec.IntentID, u)
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return v, err
 	}
@@ -85,7 +85,7 @@ func found(pi paymentIntent, rec idempay.Record, requestID string) idempay.Verdi
 func (p Provider) search(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
 	u := t.BaseURL.JoinPath(paymentIntentsPath, "search")
 	u.RawQuery = url.Values{"query": {SearchQuery(rec.IntentID)}, "limit": {"10"}}.Encode()
-	v, body, err := p.get(ctx, hc, t, u)
+	v, body, err := p.get(ctx, hc, t, rec.IntentID, u)
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return v, err
 	}
@@ -135,9 +135,11 @@ func idsOf(pis []paymentIntent) string {
 	return strings.Join(ids, ", ")
 }
 
-// get sends one lookup. A 2xx comes back as KindSucceeded with its body;
-// any other answer as an error carrying Stripe's explanation.
-func (p Provider) get(ctx context.Context, hc *http.Client, t idempay.Target, u *url.URL) (idempay.Verdict, []byte, error) {
+// get sends one lookup for intentID's charge or operations (on its
+// connected account, if it has one). A 2xx comes back as KindSucceeded
+// with its body; any other answer as an error carrying Stripe's
+// explanation.
+func (p Provider) get(ctx context.Context, hc *http.Client, t idempay.Target, intentID string, u *url.URL) (idempay.Verdict, []byte, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
@@ -145,7 +147,7 @@ func (p Provider) get(ctx context.Context, hc *http.Client, t idempay.Target, u 
 	if err != nil {
 		return idempay.Verdict{}, nil, err
 	}
-	p.authorize(r, t)
+	p.authorize(r, t, intentID)
 	resp, err := hc.Do(r)
 	if err != nil {
 		return idempay.Verdict{Kind: idempay.KindUnknown}, nil, err

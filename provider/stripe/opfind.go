@@ -16,11 +16,10 @@ import (
 // Errors of FindRefund, FindCapture and FindCancel. Each leaves the
 // operation's outcome unknown.
 var (
-	// ErrRefundNotListed: the PaymentIntent's refunds hold none tagged
-	// with the refund's ID, namespace and key. No proof that none was
-	// made: a request under the key may still be executing at Stripe, and
-	// Stripe does not promise that a list sees every write at once.
-	ErrRefundNotListed = errors.New("stripe: no refund of the PaymentIntent carries the refund's tags (not proof that none was made)")
+	// ErrRefundNotListed: the PaymentIntent's refunds could not all be
+	// read (more pages than FindRefund reads, or an entry that is not a
+	// refund), so the absence of the refund's tags proves nothing.
+	ErrRefundNotListed = errors.New("stripe: the PaymentIntent's refunds could not all be read (not proof that none was made)")
 	// ErrAmbiguousRefund: several refunds carry the tags of one refund
 	// attempt. Stripe makes one per key, so someone must reconcile them.
 	ErrAmbiguousRefund = errors.New("stripe: several refunds carry the refund's tags")
@@ -42,10 +41,17 @@ const maxRefundPages = 50
 // FindRefund looks a refund up without creating anything: by ID when the
 // record holds one (rec.ProviderRef, known once Stripe answered it
 // pending), else by listing the PaymentIntent's refunds (GET
-// /v1/refunds?payment_intent=) and taking the one tagged with the
-// refund's ID (idempay_op), the Client's namespace and the attempt's key.
-// Found, it answers the refund's verdict; not found, KindUnknown with
-// ErrRefundNotListed, never KindNotFound. hc nil means http.DefaultClient.
+// /v1/refunds?payment_intent=, every page) and taking the one tagged with
+// the refund's ID (idempay_op), the Client's namespace and the attempt's
+// key. Found, it answers the refund's verdict. When every page was read
+// and none carries those tags, it answers KindNotFound: a list is not
+// search (Stripe's lists read its current state and do not lag), so the
+// attempt made no refund, unless a request under its key is still
+// executing at Stripe. The Client acts on KindNotFound only for a key past
+// Config.KeyRetention (Stripe keeps keys 24 hours, and no request under one
+// runs that long), where it fails the attempt and frees its amount. A list
+// it could not read whole is KindUnknown with ErrRefundNotListed. hc nil
+// means http.DefaultClient.
 func (p Provider) FindRefund(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
 	if rec.ProviderRef != "" {
 		return p.retrieveRefund(ctx, hc, t, op, rec)
@@ -59,38 +65,31 @@ func (p Provider) FindRefund(ctx context.Context, hc *http.Client, t idempay.Tar
 		after     string
 	)
 	for range maxRefundPages {
-		u := t.BaseURL.JoinPath(refundsPath)
-		q := url.Values{"payment_intent": {op.ChargeRef}, "limit": {"100"}}
-		if after != "" {
-			q.Set("starting_after", after)
-		}
-		u.RawQuery = q.Encode()
-		v, body, err := p.get(ctx, hc, t, u)
+		page, v, err := p.refundPage(ctx, hc, t, op, after)
 		if err != nil || v.Kind != idempay.KindSucceeded {
 			return v, err
 		}
 		requestID = v.RequestID
-		var page struct {
-			Data    []json.RawMessage `json:"data"`
-			HasMore bool              `json:"has_more"`
-		}
-		if err := json.Unmarshal(body, &page); err != nil {
-			return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: requestID},
-				fmt.Errorf("stripe: list refunds: unreadable answer %s", wire.Snippet(body))
-		}
 		last := ""
 		for _, raw := range page.Data {
 			re, ok := parseRefund(raw)
 			if !ok {
-				continue
+				// An entry we cannot read may be the refund: its absence
+				// from the rest proves nothing.
+				return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: requestID},
+					fmt.Errorf("%w: unreadable entry %s", ErrRefundNotListed, wire.Snippet(raw))
 			}
 			last = re.ID
 			if ownRefund(re, t, op, rec) {
 				own = append(own, re)
 			}
 		}
-		if !page.HasMore || last == "" {
+		switch {
+		case !page.HasMore:
 			return foundRefund(own, op, requestID)
+		case last == "":
+			return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: requestID},
+				fmt.Errorf("%w: an empty page says more follow", ErrRefundNotListed)
 		}
 		after = last
 	}
@@ -98,11 +97,38 @@ func (p Provider) FindRefund(ctx context.Context, hc *http.Client, t idempay.Tar
 		fmt.Errorf("stripe: PaymentIntent %s has more than %d refunds; %w", op.ChargeRef, maxRefundPages*100, ErrRefundNotListed)
 }
 
+// refundList is one page of GET /v1/refunds.
+type refundList struct {
+	Data    []json.RawMessage `json:"data"`
+	HasMore bool              `json:"has_more"`
+}
+
+// refundPage reads the page of the refunds of op's PaymentIntent after the
+// refund ID after (the first page when empty). v.Kind is KindSucceeded
+// when it was read.
+func (p Provider) refundPage(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, after string) (refundList, idempay.Verdict, error) {
+	u := t.BaseURL.JoinPath(refundsPath)
+	q := url.Values{"payment_intent": {op.ChargeRef}, "limit": {"100"}}
+	if after != "" {
+		q.Set("starting_after", after)
+	}
+	u.RawQuery = q.Encode()
+	var page refundList
+	v, body, err := p.get(ctx, hc, t, op.IntentID, u)
+	if err != nil || v.Kind != idempay.KindSucceeded {
+		return page, v, err
+	}
+	if err := json.Unmarshal(body, &page); err != nil || page.Data == nil {
+		return page, idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID},
+			fmt.Errorf("stripe: list refunds: unreadable answer %s", wire.Snippet(body))
+	}
+	return page, v, nil
+}
+
 func foundRefund(own []refund, op idempay.OpRequest, requestID string) (idempay.Verdict, error) {
 	switch len(own) {
 	case 0:
-		return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: requestID},
-			fmt.Errorf("%w: refund %q of %s", ErrRefundNotListed, op.ID, op.ChargeRef)
+		return idempay.Verdict{Kind: idempay.KindNotFound, RequestID: requestID}, nil
 	case 1:
 		return foundOp(own[0].verdict(idempay.Verdict{RequestID: requestID})), nil
 	}
@@ -118,7 +144,7 @@ func (p Provider) retrieveRefund(ctx context.Context, hc *http.Client, t idempay
 	if err := checkRef(rec.ProviderRef); err != nil {
 		return idempay.Verdict{Kind: idempay.KindUnknown}, err
 	}
-	v, body, err := p.get(ctx, hc, t, t.BaseURL.JoinPath(refundsPath, rec.ProviderRef))
+	v, body, err := p.get(ctx, hc, t, op.IntentID, t.BaseURL.JoinPath(refundsPath, rec.ProviderRef))
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return v, err
 	}
@@ -253,7 +279,7 @@ func (p Provider) retrieveOwn(ctx context.Context, hc *http.Client, t idempay.Ta
 	if err := checkRef(op.ChargeRef); err != nil {
 		return paymentIntent{}, idempay.Verdict{Kind: idempay.KindUnknown}, err
 	}
-	v, body, err := p.get(ctx, hc, t, t.BaseURL.JoinPath(paymentIntentsPath, op.ChargeRef))
+	v, body, err := p.get(ctx, hc, t, op.IntentID, t.BaseURL.JoinPath(paymentIntentsPath, op.ChargeRef))
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return paymentIntent{}, v, err
 	}

@@ -26,7 +26,7 @@ const (
 	unexpected      = `{"error":{"type":"invalid_request_error","code":"payment_intent_unexpected_state","message":"This PaymentIntent could not be captured because it has a status of succeeded."}}`
 	missing         = `{"error":{"type":"invalid_request_error","code":"resource_missing","param":"payment_intent","message":"No such payment_intent: 'pi_1'"}}`
 	keyReused       = `{"error":{"type":"idempotency_error","message":"Keys for idempotent requests can only be used with the same parameters they were first used with."}}`
-	keyInUse        = `{"error":{"type":"idempotency_error","code":"idempotency_key_in_use"}}`
+	keyInUse        = `{"error":{"type":"invalid_request_error","code":"idempotency_key_in_use"}}` // as Stripe sends it
 	badReason       = `{"error":{"type":"invalid_request_error","code":"parameter_invalid","param":"reason"}}`
 )
 

@@ -176,7 +176,7 @@ func (p Provider) NewRefundRequest(ctx context.Context, t idempay.Target, op ide
 	wire.SetIf(f, "reason", op.Reason)
 	wire.SetTags(f, t, op.IntentID, key, op.Metadata)
 	f.Set(metadataParam(OpMetadataKey), op.ID)
-	return p.post(ctx, t, t.BaseURL.JoinPath(refundsPath), f, key)
+	return p.post(ctx, t, op.IntentID, t.BaseURL.JoinPath(refundsPath), f, key)
 }
 
 // NewCaptureRequest builds POST /v1/payment_intents/{id}/capture with the
@@ -200,7 +200,7 @@ func (p Provider) NewCaptureRequest(ctx context.Context, t idempay.Target, op id
 		f.Set(metadataParam(k), v)
 	}
 	f.Set(metadataParam(OpMetadataKey), op.ID)
-	return p.post(ctx, t, t.BaseURL.JoinPath(paymentIntentsPath, op.ChargeRef, "capture"), f, key)
+	return p.post(ctx, t, op.IntentID, t.BaseURL.JoinPath(paymentIntentsPath, op.ChargeRef, "capture"), f, key)
 }
 
 // NewCancelRequest builds POST /v1/payment_intents/{id}/cancel with the
@@ -211,15 +211,15 @@ func (p Provider) NewCancelRequest(ctx context.Context, t idempay.Target, op ide
 	}
 	f := url.Values{}
 	wire.SetIf(f, "cancellation_reason", op.Reason)
-	return p.post(ctx, t, t.BaseURL.JoinPath(paymentIntentsPath, op.ChargeRef, "cancel"), f, key)
+	return p.post(ctx, t, op.IntentID, t.BaseURL.JoinPath(paymentIntentsPath, op.ChargeRef, "cancel"), f, key)
 }
 
-func (p Provider) post(ctx context.Context, t idempay.Target, u *url.URL, f url.Values, key string) (*http.Request, error) {
+func (p Provider) post(ctx context.Context, t idempay.Target, intentID string, u *url.URL, f url.Values, key string) (*http.Request, error) {
 	r, err := wire.NewFormPost(ctx, u.String(), f, key)
 	if err != nil {
 		return nil, err
 	}
-	p.authorize(r, t)
+	p.authorize(r, t, intentID)
 	return r, nil
 }
 

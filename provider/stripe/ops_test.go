@@ -3,9 +3,12 @@ package stripe_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -181,7 +184,7 @@ func TestRefundRefusedByStripeIsFailed(t *testing.T) {
 	assert.Zero(t, l.RefundsInFlight+l.Refunded, "a refusal frees its amount")
 }
 
-// Stripe refuses the refund (amount_too_large: refunded in part outside
+// Stripe refuses the refund (beyond what is left: refunded in part outside
 // idempay) and the answer is lost: the retry gets the refusal replayed,
 // which Stripe stored for the key, so it speaks for the lost attempt too:
 // failed, declined, not unknown.
@@ -196,7 +199,9 @@ func TestRefundReplayedRefusalIsDefinite(t *testing.T) {
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
 	var apiErr *idempay.APIError
 	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, "amount_too_large", apiErr.Code)
+	assert.Empty(t, apiErr.Code, "Stripe sends no code for an over-refund")
+	assert.Equal(t, "amount", apiErr.Param)
+	assert.Contains(t, apiErr.Message, "is greater than")
 	assert.True(t, apiErr.Replayed)
 	assert.EqualValues(t, 1200, srv.Ledger().Refunded("o"))
 }
@@ -274,10 +279,12 @@ func TestRefundPastRetentionIsSettledByListNeverResent(t *testing.T) {
 }
 
 // Stripe stored a 500 for the refund's key: replays of it settle nothing,
-// and are not retried. Past the retention the list shows no refund of it:
-// no proof that none was made, so it stays unknown (never failed, never
-// resent) for a person to reconcile.
-func TestRefundStoredFailureNotListedStaysUnknown(t *testing.T) {
+// and are not retried. Past the retention the PaymentIntent's refunds are
+// listed (a list, not search: it does not lag) and none carries the
+// refund's tags: proof that the attempt refunded nothing. The refund is
+// failed, its amount is free again, and the same refund ID refunds under a
+// new key.
+func TestRefundStoredFailureNotListedPastRetentionIsFailed(t *testing.T) {
 	clock, srv, c := retentionSetup(t)
 	charged(t, c, "o", false)
 	srv.Fail("rf", fakes.Internal)
@@ -289,12 +296,17 @@ func TestRefundStoredFailureNotListedStaysUnknown(t *testing.T) {
 
 	clock.Advance(23*time.Hour + time.Second)
 	_, err = c.Refund(context.Background(), refundOf("rf", "o", 500))
-	require.ErrorIs(t, err, stripe.ErrRefundNotListed)
 	require.ErrorIs(t, err, idempay.ErrKeyExpired)
-	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "the list proves nothing was refunded")
 	assert.Equal(t, posts, srv.Stats().Ops.Requests, "never resent")
-	l, _ := c.Ledger(context.Background(), "o")
-	assert.EqualValues(t, 500, l.RefundsInFlight, "it still counts")
+	l, err := c.Ledger(context.Background(), "o")
+	require.NoError(t, err)
+	assert.Zero(t, l.RefundsInFlight, "its amount is free again")
+
+	op, err := c.Refund(context.Background(), refundOf("rf", "o", 500))
+	require.NoError(t, err, "the refund ID is retried under a new key")
+	assert.Equal(t, "succeeded", op.Status)
+	assert.EqualValues(t, 500, srv.Ledger().Refunded("o"))
 }
 
 // findRefund calls FindRefund on the fake for refund attempt key of
@@ -319,7 +331,7 @@ func tagged(pi, op, namespace, key string) url.Values {
 // refund ID, the namespace and the attempt's key. Another attempt's
 // refund of the same refund ID, another namespace's, another refund's,
 // an untagged one say nothing of it; two of its own are for a person to
-// reconcile; none is no proof, never KindNotFound.
+// reconcile; none in the whole list is KindNotFound (a list does not lag).
 func TestFindRefundTakesOnlyItsOwn(t *testing.T) {
 	srv, c, _ := setup(t, nil)
 	pi := charged(t, c, "o", false)
@@ -333,8 +345,8 @@ func TestFindRefundTakesOnlyItsOwn(t *testing.T) {
 		require.Equal(t, 200, status, body)
 	}
 	v, err := findRefund(t, srv, pi, "rf", "k")
-	require.ErrorIs(t, err, stripe.ErrRefundNotListed)
-	assert.Equal(t, idempay.KindUnknown, v.Kind, "not found is no proof")
+	require.NoError(t, err)
+	assert.Equal(t, idempay.KindNotFound, v.Kind, "the whole list lacks it")
 
 	_, mine := direct(t, srv, "/v1/refunds", "mine", tagged(pi, "rf", ns, "k"))
 	v, err = findRefund(t, srv, pi, "rf", "k")
@@ -525,4 +537,63 @@ func TestCancelLostAnswerIsReplayed(t *testing.T) {
 	_, err = c.Capture(context.Background(), idempay.CaptureRequest{CaptureID: "cp", IntentID: "o", Currency: "JPY"})
 	require.ErrorIs(t, err, idempay.ErrAuthorizationClosed)
 	assert.Equal(t, 2, srv.Stats().Ops.Requests)
+}
+
+// listServer answers GET /v1/refunds with pages[starting_after] and counts
+// the pages read.
+func listServer(t *testing.T, pages map[string]string) (idempay.Target, *int) {
+	t.Helper()
+	var reads int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reads++
+		body, ok := pages[r.URL.Query().Get("starting_after")]
+		if !ok {
+			http.Error(w, `{"error":{"type":"invalid_request_error"}}`, http.StatusBadRequest)
+			return
+		}
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	u, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	return idempay.Target{BaseURL: u, Credentials: secret, Namespace: ns}, &reads
+}
+
+// A refund list proves absence only when every page was read and every
+// entry understood: a refund on a later page is found there; an entry
+// that is not a refund, or a page that says more follow and has none,
+// leaves the refund unknown.
+func TestFindRefundReadsEveryPageBeforeNotFound(t *testing.T) {
+	const other = `{"id":"re_other","object":"refund","status":"succeeded","amount":1,"currency":"jpy","payment_intent":"pi_1","metadata":{}}`
+	const mine = `{"id":"re_mine","object":"refund","status":"succeeded","amount":1,"currency":"jpy","payment_intent":"pi_1",` +
+		`"metadata":{"idempay_op":"rf","idempay_intent":"o","idempay_namespace":"` + ns + `","idempay_key":"k"}}`
+	op := idempay.OpRequest{Type: idempay.OpRefund, ID: "rf", IntentID: "o", ChargeRef: "pi_1", Amount: 1, Currency: "JPY"}
+	rec := idempay.Record{Namespace: ns + "/refund", IntentID: "rf", Attempt: 1, Key: "k"}
+	page := func(more bool, data ...string) string {
+		return `{"object":"list","has_more":` + strconv.FormatBool(more) + `,"data":[` + strings.Join(data, ",") + `]}`
+	}
+	for _, tc := range []struct {
+		name  string
+		pages map[string]string
+		kind  idempay.Kind
+		reads int
+	}{
+		{"on the second page", map[string]string{"": page(true, other), "re_other": page(false, mine)}, idempay.KindSucceeded, 2},
+		{"on no page", map[string]string{"": page(true, other), "re_other": page(false)}, idempay.KindNotFound, 2},
+		{"an unreadable entry", map[string]string{"": page(false, other, `{"id":"x","object":"charge"}`)}, idempay.KindUnknown, 1},
+		{"more promised, none given", map[string]string{"": page(true)}, idempay.KindUnknown, 1},
+		{"no data member", map[string]string{"": `{"object":"list","has_more":false}`}, idempay.KindUnknown, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tg, reads := listServer(t, tc.pages)
+			v, err := stripe.Provider{}.FindRefund(context.Background(), nil, tg, op, rec)
+			assert.Equal(t, tc.kind, v.Kind, "err: %v", err)
+			assert.Equal(t, tc.reads, *reads, "pages read")
+			if tc.kind == idempay.KindUnknown {
+				assert.Error(t, err)
+			} else {
+				assert.NoError(t, err)
+			}
+		})
+	}
 }

@@ -55,6 +55,22 @@ type Provider struct {
 	// intent is accepted only when the record names it (ProviderRef); found
 	// by search, it leaves the intent unknown (ErrLegacyTag).
 	LegacyNamespace string
+
+	// Account, if set, is the connected account (acct_...) this Client
+	// acts on through Stripe Connect: every request, lookups included,
+	// carries it in the Stripe-Account header. New requires Config.Account
+	// to be the same ID, so that the Client's namespace (and the tags on
+	// what it creates) names the account and no other account's records
+	// or the platform's are ever its own.
+	Account string
+
+	// ConnectByIntent, if set, lets each charge name its connected account
+	// in its intent ID: an intent ID made by ConnectedIntentID
+	// ("acct_.../order-1") is charged on that account, and so are its
+	// refunds, captures, cancels and lookups; two accounts' orders of the
+	// same number are two intents. An intent ID without an account charges
+	// the platform's own. Not with Account.
+	ConnectByIntent bool
 }
 
 var (

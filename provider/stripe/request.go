@@ -27,18 +27,23 @@ func (p Provider) NewChargeRequest(ctx context.Context, t idempay.Target, req id
 	if err != nil {
 		return nil, err
 	}
-	p.authorize(r, t)
+	p.authorize(r, t, req.IntentID)
 	return r, nil
 }
 
-// authorize sets what every request to Stripe carries.
-func (p Provider) authorize(r *http.Request, t idempay.Target) {
+// authorize sets what every request to Stripe carries, for intentID's
+// charge or its operations: the secret key, the API version, and the
+// connected account it acts on, if any (Stripe-Account).
+func (p Provider) authorize(r *http.Request, t idempay.Target, intentID string) {
 	r.Header.Set("Accept", "application/json")
 	if t.Credentials != "" {
 		r.Header.Set("Authorization", "Bearer "+t.Credentials.Reveal())
 	}
 	if p.APIVersion != "" {
 		r.Header.Set("Stripe-Version", p.APIVersion)
+	}
+	if acct := p.accountOf(intentID); acct != "" {
+		r.Header.Set(AccountHeader, acct)
 	}
 }
 

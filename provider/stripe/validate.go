@@ -70,6 +70,9 @@ func (p Provider) Validate(req idempay.ChargeRequest) error {
 	if err := p.validateVersion(); err != nil {
 		return err
 	}
+	if err := p.validateIntentAccount("IntentID", req.IntentID); err != nil {
+		return err
+	}
 	amount, err := toStripe(req.Currency, req.Amount)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -251,10 +252,14 @@ func TestTwoC2PRefusals(t *testing.T) {
 	t.Run("no secret configured", func(t *testing.T) {
 		store := memstore.New()
 		srv, url := tc2pServe(t, tc2pFake{}, store, tc2pSameInvoice)
-		_, err := tc2pClient(t, url, store, func(cfg *idempay.Config) { cfg.Credentials = "" }).Charge(context.Background(), tc2pOrder("ORDER1"))
-		require.Error(t, err)
+		// New refuses it (TestNewRefusesTwoC2PMisconfiguration); a Target
+		// built by hand is refused when the request is signed.
+		_, err := idempay.New(idempay.Config{BaseURL: url, Store: store, Provider: twoc2p.Provider{MerchantID: tc2pMerchant}})
+		require.ErrorIs(t, err, idempay.ErrInvalidConfig)
+		u, _ := neturl.Parse(url)
+		_, err = twoc2p.Provider{MerchantID: tc2pMerchant}.NewChargeRequest(context.Background(),
+			idempay.Target{BaseURL: u, Namespace: tc2pNS}, tc2pOrder("ORDER1"), "k1")
 		assert.ErrorIs(t, err, idempay.ErrTwoC2PNoSecret)
-		assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
 		assert.Zero(t, srv.Stats().Token.Requests+srv.Stats().Rejected, "nothing was sent")
 	})
 	t.Run("bad input", func(t *testing.T) {

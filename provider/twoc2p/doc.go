@@ -95,9 +95,12 @@
 // encrypted to 2C2P's RSA key (JWE) and signed with the merchant's (JWS);
 // the keys are Provider.Maintenance (see ParseMaintenanceKeys), never
 // printed, and without them the three calls are refused with
-// idempay.ErrNotSupported before anything is stored. 2C2P replays nothing,
-// so an operation that may have reached it is resent only after its lookup
-// proves it absent; a refusal is read as speaking for its own request only.
+// idempay.ErrNotSupported before anything is stored. 2C2P documents that a
+// refund repeated with the same idempotencyID returns the original's
+// response; the adapter still resends an operation that may have reached it
+// only after its lookup proves it absent, and reads a refusal as speaking
+// for its own request only, except 29 and 39 to a capture or cancel,
+// which prove the transaction voided or settled.
 // Provider.ManualSettlement makes paid charges authorisations, to be
 // captured or cancelled. OPERATIONS.md in this directory has the outcome
 // tables, and what 2C2P's documentation does not confirm.

@@ -20,8 +20,9 @@ import (
 const MaintenancePath = "/PaymentAction/2.0/action"
 
 // ActionVersion is the version of Payment Maintenance's XML the adapter
-// speaks: the one 2C2P's current documentation shows.
-const ActionVersion = "3.8"
+// sends: "Current : 4.3" in 2C2P's refund parameter table, and the
+// version of its sample request (testdata/upstream).
+const ActionVersion = "4.3"
 
 // The process types of Payment Maintenance the adapter sends.
 const (
@@ -32,16 +33,17 @@ const (
 	processRefundStatus = "RS" // the refunds of an invoice
 )
 
-// actionRequest is a maintenance request's XML, in the order of 2C2P's
-// examples, with idempotencyID last (see the package documentation: an
-// element 2C2P's public documentation does not name).
+// actionRequest is a maintenance request's XML, its elements in the order
+// of 2C2P's sample refund request. idempotencyID is 2C2P's: "a repeated
+// request with the same idempotencyID will return the same response as the
+// original request" (its refund parameter table).
 type actionRequest struct {
 	XMLName       xml.Name `xml:"PaymentProcessRequest"`
 	Version       string   `xml:"version"`
 	MerchantID    string   `xml:"merchantID"`
+	ProcessType   string   `xml:"processType"`
 	InvoiceNo     string   `xml:"invoiceNo"`
 	ActionAmount  string   `xml:"actionAmount,omitempty"`
-	ProcessType   string   `xml:"processType"`
 	IdempotencyID string   `xml:"idempotencyID,omitempty"`
 }
 

@@ -18,6 +18,8 @@ import (
 const (
 	actionOK            = "00"
 	actionNoTransaction = "16" // Requested transaction doesn't exist.
+	actionVoided        = "29" // Transaction is already voided.
+	actionSettled       = "39" // Transaction is already settled.
 	actionRefundPending = "42" // Refund pending.
 	actionKeyOtherType  = "50" // Same Idempotent Key exists with different Type
 	actionKeyPending    = "51" // Same Idempotent Key exists with status Pending
@@ -109,6 +111,8 @@ func (f *opFacts) verdict(a *actionAnswer) idempay.Verdict {
 	case code == actionRefundPending && f.typ == idempay.OpRefund:
 		return idempay.Verdict{Kind: idempay.KindPending,
 			Operation: operation(cmp.Or(a.ReferenceNo, f.invoiceNo), cmp.Or(a.Status, "RP"), idempay.KindPending, f.amount, f.currency)}
+	case (code == actionVoided || code == actionSettled) && f.typ != idempay.OpRefund:
+		return f.stateProven(code, apiErr)
 	case code == actionKeyOtherType:
 		return idempay.Verdict{Kind: idempay.KindKeyConflict, Err: apiErr}
 	case code == actionKeyPending:
@@ -121,6 +125,28 @@ func (f *opFacts) verdict(a *actionAnswer) idempay.Verdict {
 		return idempay.Verdict{Kind: idempay.KindServerError, Err: apiErr}
 	}
 	return unknown("")
+}
+
+// stateProven reads 29 ("already voided") and 39 ("already settled") to a
+// capture or cancel as the state they prove, the way FindCapture and
+// FindCancel read the same transaction's status V or S: a settled
+// transaction is captured and can never be voided, a voided one is voided
+// and can never be captured. Whoever settled or voided it (an earlier
+// attempt whose answer was lost, say), the money stands so; the Client
+// tells an operation that never entered the ledger from one that did.
+func (f *opFacts) stateProven(code string, apiErr *idempay.APIError) idempay.Verdict {
+	status := map[string]string{actionVoided: "V", actionSettled: "S"}[code]
+	byStatus := captureByStatus
+	if f.typ == idempay.OpCancel {
+		byStatus = cancelByStatus
+	}
+	switch k := byStatus(status); k {
+	case idempay.KindSucceeded:
+		return idempay.Verdict{Kind: k, Operation: operation(f.invoiceNo, status, k, f.amount, f.currency)}
+	case idempay.KindDeclined:
+		return idempay.Verdict{Kind: k, Err: apiErr}
+	}
+	return unknownVerdict(code, apiErr.Message)
 }
 
 // notOurs says why a sealed answer is not about f's request, or "".

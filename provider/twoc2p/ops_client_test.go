@@ -274,11 +274,15 @@ func TestOpsWithoutKeys(t *testing.T) {
 	assert.ErrorIs(t, err, idempay.ErrNotFound, "no ledger either")
 	assert.Zero(t, srv.Stats().Maintenance.Requests)
 
+	// Manual settlement needs the keys: New refuses it without them, and
+	// Validate (for an adapter used without New) refuses every charge.
 	p.ManualSettlement = true
-	c = opsClient(t, srv, p, store)
-	_, err = c.Charge(bg, idempay.ChargeRequest{IntentID: "ORDER601", Amount: 100, Currency: "THB"})
+	_, err = idempay.New(idempay.Config{BaseURL: srv.URL, Credentials: tc2pSecret, Provider: p, Store: store})
+	var ce *idempay.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "Provider.Maintenance", ce.Field)
 	var ve *idempay.ValidationError
-	require.ErrorAs(t, err, &ve)
+	require.ErrorAs(t, p.Validate(idempay.ChargeRequest{IntentID: "ORDER601", Amount: 100, Currency: "THB"}), &ve)
 	assert.Equal(t, "Provider.Maintenance", ve.Field)
 	_, err = store.Load(bg, tc2pNS, "ORDER601")
 	assert.ErrorIs(t, err, idempay.ErrNotFound)
@@ -331,12 +335,20 @@ func TestCaptureAndCancelThroughClient(t *testing.T) {
 	}
 	assert.Equal(t, []string{"S AUTH3", "I AUTH3", "V AUTH4", "I AUTH4"}, last, "no resend: the inquiry settled each")
 
-	// Voided from outside idempay: a capture is refused (29), nothing made.
+	// Voided from outside idempay: a capture is answered 29 "already
+	// voided", the state it proves: it can never be made, nothing moved.
 	paid(t, f.c, f.srv, "AUTH5", 100000)
 	require.Equal(t, "00", byHand(t, f.srv, "V", "AUTH5", ""))
 	_, err = f.c.Capture(bg, idempay.CaptureRequest{CaptureID: "cp-5", IntentID: "AUTH5", Currency: "THB"})
-	require.ErrorIs(t, err, idempay.ErrInvalidRequest)
+	require.ErrorIs(t, err, idempay.ErrDeclined)
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
+
+	// Settled from outside idempay: a cancel is refused (the fake answers
+	// 21 "Void not allowed"; 39 "already settled" reads the same), failed.
+	paid(t, f.c, f.srv, "AUTH9", 100000)
+	require.Equal(t, "00", byHand(t, f.srv, "S", "AUTH9", "1000.00"))
+	_, err = f.c.Cancel(bg, idempay.CancelRequest{CancelID: "cn-9", IntentID: "AUTH9"})
+	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "%v", err)
 
 	// Settled from outside idempay before the charge settled: captured.
 	req := idempay.ChargeRequest{IntentID: "AUTH6", Amount: 100000, Currency: "THB"}

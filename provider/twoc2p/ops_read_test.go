@@ -204,8 +204,8 @@ func TestReadCaptureCancelRules(t *testing.T) {
 		{name: "00 A", body: sealed(t, ours("S", "respCode", "00", "status", "A")), want: idempay.KindUnknown},
 		{name: "00 RF", body: sealed(t, ours("S", "respCode", "00", "status", "RF")), want: idempay.KindUnknown},
 		{name: "30 beyond", body: sealed(t, ours("S", "respCode", "30")), want: idempay.KindInvalid},
-		{name: "39 settled", body: sealed(t, ours("S", "respCode", "39")), want: idempay.KindInvalid},
-		{name: "29 voided", body: sealed(t, ours("S", "respCode", "29")), want: idempay.KindInvalid},
+		{name: "39 already settled: captured, as FindCapture reads S", body: sealed(t, ours("S", "respCode", "39")), want: idempay.KindSucceeded},
+		{name: "29 already voided: never to be captured, as FindCapture reads V", body: sealed(t, ours("S", "respCode", "29")), want: idempay.KindDeclined},
 		{name: "35 settlement failed", body: sealed(t, ours("S", "respCode", "35")), want: idempay.KindUnknown},
 		{name: "42 is a refund's", body: sealed(t, ours("S", "respCode", "42")), want: idempay.KindUnknown},
 		{name: "answer to a void", body: sealed(t, ours("V", "respCode", "00", "status", "S")), want: idempay.KindUnknown},
@@ -215,7 +215,8 @@ func TestReadCaptureCancelRules(t *testing.T) {
 		{name: "00 VP", body: sealed(t, ours("V", "respCode", "00", "status", "VP")), want: idempay.KindPending},
 		{name: "00 S", body: sealed(t, ours("V", "respCode", "00", "status", "S")), want: idempay.KindUnknown},
 		{name: "21 settled", body: sealed(t, ours("V", "respCode", "21")), want: idempay.KindInvalid},
-		{name: "29 voided", body: sealed(t, ours("V", "respCode", "29")), want: idempay.KindInvalid},
+		{name: "29 already voided: voided, as FindCancel reads V", body: sealed(t, ours("V", "respCode", "29")), want: idempay.KindSucceeded},
+		{name: "39 already settled: never to be voided, as FindCancel reads S", body: sealed(t, ours("V", "respCode", "39")), want: idempay.KindDeclined},
 		{name: "25 void failed", body: sealed(t, ours("V", "respCode", "25")), want: idempay.KindUnknown},
 	})
 }
@@ -277,7 +278,7 @@ func runFindCases(t *testing.T, typ idempay.OpType, cases []findCase) {
 				assert.Equal(t, readIntent, r.InvoiceNo)
 				assert.Empty(t, r.IdempotencyID, "a lookup carries no key: it must not meet the operation's under de-duplication")
 				assert.Empty(t, r.ActionAmount)
-				assert.Equal(t, "3.8", r.Version)
+				assert.Equal(t, "4.3", r.Version, "2C2P's parameter table and sample")
 				assert.Equal(t, tc2pMerchant, r.MerchantID)
 			})
 			rec := idempay.Record{Namespace: tc2pNS + "/" + string(typ), IntentID: "op-1", Attempt: 1, Key: readKey}
@@ -411,7 +412,7 @@ func TestFindNoAnswer(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// What a request carries, opened as 2C2P opens it: version 3.8, the
+// What a request carries, opened as 2C2P opens it: version 4.3, the
 // merchant, the charge's invoice, the amount in major units (none for a
 // void), the processType and the key as idempotencyID; the same bytes when
 // built twice, other bytes for another key; the key in KeyHeader and never
@@ -448,7 +449,7 @@ func TestOpRequestShape(t *testing.T) {
 		require.NoError(t, err, "2C2P opens it")
 		var x twoc2ptest.PaymentProcessRequest
 		require.NoError(t, xml.Unmarshal(plain, &x))
-		assert.Equal(t, twoc2ptest.PaymentProcessRequest{XMLName: x.XMLName, Version: "3.8", MerchantID: tc2pMerchant,
+		assert.Equal(t, twoc2ptest.PaymentProcessRequest{XMLName: x.XMLName, Version: "4.3", MerchantID: tc2pMerchant,
 			InvoiceNo: readIntent, ActionAmount: want[1], ProcessType: want[0], IdempotencyID: readKey}, x)
 		_, again := build(typ, readKey)
 		assert.Equal(t, body, again, "built twice, the same bytes")
