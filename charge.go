@@ -80,7 +80,7 @@ type Charge struct {
 	Key       string `json:"key"`        // the idempotency key sent
 	ID        string `json:"id"`         // the provider's charge ID
 	Status    string `json:"status"`     // the provider's own status word
-	State     State  `json:"state"`      // StateSucceeded or StatePending
+	State     State  `json:"state"`      // StateSucceeded or StatePending (an authorisation not captured is pending)
 	Amount    int64  `json:"amount"`     // minor units, as the provider reported
 	Currency  string `json:"currency"`   // upper-case ISO 4217
 	RequestID string `json:"request_id"` // the provider's request ID, if sent
@@ -90,7 +90,9 @@ type Charge struct {
 	// Authorized is set by the adapter for a charge made with manual
 	// capture: the provider holds Amount on the customer's card and moves
 	// it only when it is captured (Client.Capture). Until then Charge
-	// answers it with ErrAuthorized, outcome pending; see the package doc.
+	// answers it with State StatePending and ErrAuthorized, outcome
+	// pending; once captured, State StateSucceeded and no error. See the
+	// package doc.
 	Authorized bool `json:"authorized,omitempty"`
 	// Captured is, for an authorisation, what its settled capture moved,
 	// as the store knows it (zero until then). Filled by the Client.

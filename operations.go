@@ -119,6 +119,9 @@ func (c *Client) settleOp(ctx context.Context, op OpRequest, key string) (*Opera
 	if err := mop.prepare(ctx); err != nil {
 		return opAnswer(op.Type, op.IntentID, nil, err)
 	}
+	if ch, err, ok := c.settleForgotten(ctx, mop); ok {
+		return opAnswer(op.Type, op.IntentID, ch, err)
+	}
 	ch, err := c.flights.settle(ctx, c, mop)
 	return opAnswer(op.Type, op.IntentID, ch, err)
 }

@@ -59,6 +59,12 @@ var (
 	// captures when it ships.
 	ErrAuthorized = errors.New("idempay: authorised, not captured")
 
+	// ErrOpOfOtherIntent: the operation ID (RefundID, CaptureID,
+	// CancelID) names an operation of another intent. An operation ID
+	// names one operation of one intent for as long as the store keeps it;
+	// this call was refused before anything was sent for its intent.
+	ErrOpOfOtherIntent = errors.New("idempay: the operation ID is another intent's")
+
 	// ErrCanceled: Charge's answer for an authorisation that was cancelled:
 	// the hold was released and no money moved. Outcome failed; the intent
 	// is closed for good (a new order needs a new intent ID).
