@@ -32,7 +32,9 @@ func (s *Server) CheckMoney() error { return s.api.Ledger().Check() }
 // the intent's refunds come to more: a consumer that retried an unknown
 // refund under a new refund ID refunded twice what it meant, however far
 // within the charge. Intents with no intention are not judged.
-func (s *Server) IntendRefund(intentID string, amount int64) { s.api.Ledger().IntendRefund(intentID, amount) }
+func (s *Server) IntendRefund(intentID string, amount int64) {
+	s.api.Ledger().IntendRefund(intentID, amount)
+}
 
 // Ledger returns the server's books: every charge, refund, capture and
 // cancel it made, oldest first.
