@@ -71,7 +71,8 @@
 // on the customer's card and moved no money to the merchant: it moves only
 // when captured, and never if the hold is cancelled or expires. Charge
 // therefore answers it with outcome pending and ErrAuthorized, and the
-// *Charge (Charge.Authorized set), not with success: the one outcome a
+// *Charge (Charge.Authorized set, State StatePending: the two say the
+// same), not with success: the one outcome a
 // caller ships on, OutcomeSucceeded, stays true to its word ("the money
 // moved"), so code that switches on OutcomeOf alone never ships an
 // uncaptured order as paid. A merchant whose model is authorise-then-ship

@@ -27,13 +27,17 @@ func (c *Client) answerBefore(ctx context.Context, f *flight, a *errAnswered) (*
 	return f.op.answer(ctx, a.receipt)
 }
 
-// settleForgotten settles an operation whose record is gone from what its
-// ledger entry says, asking the provider only when the entry is still
-// unsettled (an entry written before outcomes were kept in the ledger).
-// ok is false when there is a record, or no entry: the engine answers.
+// settleForgotten settles an operation from what its ledger entry says
+// when the entry's record is gone: deleted by a sweep, or replaced by a
+// later record of the same ID that an unsettled entry stopped before its
+// first byte (see madeBefore). It asks the provider only when the entry
+// is still unsettled (written before outcomes were kept in the ledger, or
+// a failure whose write into the ledger was lost). ok is false when the
+// engine answers: no such entry.
 func (c *Client) settleForgotten(ctx context.Context, o *moneyOp) (ch *Charge, err error, ok bool) {
-	_, err = c.store.Load(ctx, o.slot().namespace, o.req.ID)
-	if !errors.Is(err, ErrNotFound) {
+	rec, err := c.store.Load(ctx, o.slot().namespace, o.req.ID)
+	gone := errors.Is(err, ErrNotFound)
+	if err != nil && !gone {
 		return nil, nil, false
 	}
 	doc, err := c.readLedger(ctx, o.req.IntentID)
@@ -41,6 +45,9 @@ func (c *Client) settleForgotten(ctx context.Context, o *moneyOp) (ch *Charge, e
 		return nil, nil, false
 	}
 	e, found := doc.latest(o.req.Type, o.req.ID)
+	if !gone {
+		e, found = unsettledForgotten(doc, o.req.Type, o.req.ID, rec)
+	}
 	if !found {
 		return nil, nil, false
 	}
@@ -55,6 +62,17 @@ func (c *Client) settleForgotten(ctx context.Context, o *moneyOp) (ch *Charge, e
 	}
 	ch, err = o.answer(ctx, o.ledgerReceipt(&doc, e))
 	return ch, err, true
+}
+
+// unsettledForgotten is an unsettled entry of the operation (t, id) that
+// is not of rec, its current record.
+func unsettledForgotten(d ledgerDoc, t OpType, id string, rec Record) (LedgerOp, bool) {
+	for _, e := range d.forgotten(t, id, rec) {
+		if !e.State.Closed() {
+			return e, true
+		}
+	}
+	return LedgerOp{}, false
 }
 
 // lookUpEntry asks the provider how the unsettled entry e ended and writes

@@ -20,7 +20,10 @@ var (
 	// ErrChargeNotSucceeded: the intent has no settled successful charge
 	// in the store (never charged, failed, pending or unknown), so there is
 	// nothing to refund, capture or cancel yet. Returned before anything is
-	// stored.
+	// stored. A charge that succeeded is in its intent's ledger from its
+	// success on, for good, whatever the store's retention deletes; only
+	// an intent charged before ledgers kept charges, whose record has
+	// since been deleted, is told this wrongly.
 	ErrChargeNotSucceeded = errors.New("idempay: the intent's charge has not succeeded")
 
 	// ErrNotRefundable: the intent was charged, but nothing can be refunded
