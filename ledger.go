@@ -130,9 +130,12 @@ func currentAttempt(rec Record) attemptID {
 }
 
 // is reports whether e is the entry of attempt a. An entry written before
-// Reserved was kept matches on the number and key alone.
+// Reserved was kept matches on the number and key alone. Instants compare
+// at the microsecond, the precision every store keeps (storetest).
 func (a attemptID) is(e LedgerOp) bool {
-	return e.Attempt == a.attempt && e.Key == a.key && (e.Reserved.IsZero() || e.Reserved.Equal(a.reserved))
+	const us = time.Microsecond
+	return e.Attempt == a.attempt && e.Key == a.key &&
+		(e.Reserved.IsZero() || e.Reserved.Truncate(us).Equal(a.reserved.Truncate(us)))
 }
 
 // ofRecord reports whether e is the entry of an attempt rec holds, current

@@ -2,6 +2,7 @@ package idempay_test
 
 import (
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
@@ -176,4 +177,51 @@ func TestCallerKeyedRefundAfterASweepIsNotSentUnchecked(t *testing.T) {
 	_, err = w.c.Refund(context.Background(), other)
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "a key of one refund is never another's: %v", err)
 	assert.Zero(t, w.s.Ops().Count("rf-2"))
+}
+
+// Rule (issue 17, 2): a ledger written before outcomes were kept in it
+// (an open capture entry whose record a sweep deleted) is settled by
+// SettleCapture, which asks the provider and writes the answer into the
+// ledger; the captured authorisation is then refundable.
+func TestSettleCaptureSettlesAnOpenEntryWhoseRecordIsGone(t *testing.T) {
+	w := newSweptWorld(t, refserver.Config{})
+	charged(t, w.c, "o", 1500, true)
+	capture := idempay.CaptureRequest{CaptureID: "cp-1", IntentID: "o", Currency: "JPY"}
+	_, err := w.c.Capture(context.Background(), capture)
+	require.NoError(t, err)
+	reopenEntries(t, w.store, "o") // as a ledger of an older version left it
+	w.sweep(t, weeks)
+	_, err = w.c.Refund(context.Background(), refundOf("o", "rf-1", 500))
+	require.ErrorIs(t, err, idempay.ErrNotRefundable, "the ledger does not know the capture ended")
+
+	settled, err := w.c.SettleCapture(context.Background(), capture)
+	require.NoError(t, err)
+	assert.Equal(t, idempay.StateSucceeded, settled.State)
+	l, err := w.c.Ledger(context.Background(), "o")
+	require.NoError(t, err)
+	assert.Equal(t, int64(1500), l.Captured)
+	_, err = w.c.Refund(context.Background(), refundOf("o", "rf-1", 500))
+	require.NoError(t, err)
+	require.NoError(t, w.s.Ops().Check())
+}
+
+// reopenEntries rewrites the intent's ledger with every entry open, as a
+// ledger written before the outcomes were kept in it reads once its
+// operations' records are gone.
+func reopenEntries(t *testing.T, store idempay.KeyStore, intent string) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := store.Reserve(ctx, idempay.ReserveRequest{Namespace: "ownapi:default/ledger", IntentID: intent,
+		Attempt: 1, Key: "ledger", Fingerprint: "idempay-ledger-v1", Owner: "test", Lease: time.Minute})
+	require.NoError(t, err)
+	require.True(t, res.Claimed)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(res.Record.Result, &doc))
+	for _, e := range doc["ops"].([]any) {
+		e.(map[string]any)["State"] = "open"
+	}
+	raw, err := json.Marshal(doc)
+	require.NoError(t, err)
+	require.NoError(t, store.Resolve(ctx, idempay.Resolution{Namespace: "ownapi:default/ledger", IntentID: intent,
+		Key: "ledger", State: idempay.StateOpen, Result: raw, LeaseOwner: "test"}))
 }
