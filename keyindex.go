@@ -16,9 +16,7 @@ import (
 // expires it: a key stays its owner's for the store's life, as providers
 // answer a key used again with other parameters with an error that would
 // leave the second intent's outcome unknown for good.
-const (
-	keyIndexKey = "key-index"
-)
+const keyIndexKey = "key-index"
 
 // keyOwner is what a caller's key belongs to: a charge of an intent, or a
 // refund, capture or cancel by its operation ID.
@@ -42,6 +40,8 @@ func (c *Client) keyNamespace() string { return c.namespace + "/key" }
 func (c *Client) claimKey(ctx context.Context, key string, owner keyOwner) error {
 	fp := owner.fingerprint()
 	cfg := c.claims.withDefaults()
+	// The lease a Reserve takes is left to run out: nobody waits on it,
+	// and the fingerprint alone answers every later call.
 	res, err := c.store.Reserve(ctx, ReserveRequest{Namespace: c.keyNamespace(), IntentID: key, Attempt: 1,
 		Key: keyIndexKey, Fingerprint: fp, Owner: cfg.NewOwner(), Lease: cfg.Lease})
 	switch {
@@ -49,8 +49,6 @@ func (c *Client) claimKey(ctx context.Context, key string, owner keyOwner) error
 		return &ChargeError{IntentID: owner.id, Outcome: OutcomeUnknown,
 			Err: fmt.Errorf("%w: key index: %w", ErrStore, err)}
 	case res.Record.Fingerprint != fp:
-		// The lease taken by a first Reserve is left to run out: nobody
-		// waits on it, and the fingerprint alone answers every later call.
 		return &ChargeError{IntentID: owner.id, Outcome: OutcomeFailed,
 			Err: invalid("Key", "belongs to another charge or operation of this account; a key names one attempt of one intent or operation")}
 	}

@@ -225,3 +225,24 @@ func reopenEntries(t *testing.T, store idempay.KeyStore, intent string) {
 	require.NoError(t, store.Resolve(ctx, idempay.Resolution{Namespace: "ownapi:default/ledger", IntentID: intent,
 		Key: "ledger", State: idempay.StateOpen, Result: raw, LeaseOwner: "test"}))
 }
+
+// Rule (issue 17, 3): a refund that failed because nothing reached the
+// provider (429 to the end) is closed failed while the flight holds its
+// lease, then written into the ledger: its amount is free after the sweep.
+func TestRefundThatNeverArrivedFreesItsAmountAfterASweep(t *testing.T) {
+	w := newSweptWorld(t, refserver.Config{})
+	charged(t, w.c, "o", 1500, false)
+	for range 5 { // fastRetry's attempts
+		w.s.answer("rf-1", status(429, `{"error":"slow down"}`))
+	}
+	_, err := w.c.Refund(context.Background(), refundOf("o", "rf-1", 1500))
+	require.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "%v", err)
+	w.sweep(t, weeks)
+
+	l, err := w.c.Ledger(context.Background(), "o")
+	require.NoError(t, err)
+	assert.Zero(t, l.RefundsInFlight)
+	assert.Equal(t, int64(1500), l.Refundable)
+	require.Len(t, l.Ops, 1)
+	assert.Equal(t, idempay.StateFailed, l.Ops[0].State)
+}
