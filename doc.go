@@ -64,6 +64,17 @@
 // Whatever crashes where, the refunds of an intent never exceed its charge.
 // Client.Ledger reads what is charged, captured, refunded and left.
 //
+// The ledger is begun when the charge succeeds, holds the charge's facts
+// and each operation's outcome (written before the operation's record is
+// closed), and is never deleted: it answers alone once the store's
+// retention has deleted the records (see KeyStore, Retention). A refund
+// weeks after its charge is checked against it; a paid intent charged
+// again, or an operation asked again, after its record was deleted is
+// answered from it, never sent again. An operation ID names one operation
+// of one intent (ErrOpOfOtherIntent otherwise), and a caller's key one
+// charge or operation of the account (a *ValidationError on Key
+// otherwise, with nothing sent).
+//
 // # Authorisations
 //
 // A charge made with manual capture (Stripe's capture_method=manual,
