@@ -246,3 +246,28 @@ func TestRefundThatNeverArrivedFreesItsAmountAfterASweep(t *testing.T) {
 	require.Len(t, l.Ops, 1)
 	assert.Equal(t, idempay.StateFailed, l.Ops[0].State)
 }
+
+// Rule (issue 17, build): a paid intent charged again after a sweep
+// deleted its record is answered from the ledger, with the attempt and key
+// that paid it, and never charged again; other parameters are told apart.
+func TestPaidIntentChargedAfterASweepIsAnsweredFromTheLedger(t *testing.T) {
+	w := newSweptWorld(t, refserver.Config{})
+	first, err := w.c.Charge(context.Background(), order("o"))
+	require.NoError(t, err)
+	w.sweep(t, weeks)
+
+	again, err := w.c.Charge(context.Background(), order("o"))
+	require.NoError(t, err)
+	assert.True(t, again.Replayed)
+	assert.Equal(t, first.ID, again.ID)
+	assert.Equal(t, first.Key, again.Key)
+	assert.Equal(t, first.Attempt, again.Attempt)
+	assert.False(t, again.ParamsDiffer)
+	other := order("o")
+	other.Amount = 900
+	again, err = w.c.Charge(context.Background(), other)
+	require.NoError(t, err)
+	assert.True(t, again.ParamsDiffer, "the ledger knows the paid attempt's parameters")
+	assert.Equal(t, 1, w.s.Ledger().Count("o"), "charged once")
+	require.NoError(t, w.s.Ledger().Check())
+}

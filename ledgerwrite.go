@@ -25,9 +25,9 @@ func (c *Client) enterCharge(ctx context.Context, rec Record, ch *Charge) error 
 	if ch == nil {
 		return nil
 	}
-	rec, err := c.store.Load(ctx, c.ledgerNamespace(), intentID)
+	lrec, err := c.store.Load(ctx, c.ledgerNamespace(), intentID)
 	if err == nil {
-		if doc, derr := decodeLedger(rec.Result); derr == nil && doc.Charge != nil {
+		if doc, derr := decodeLedger(lrec.Result); derr == nil && doc.Charge != nil {
 			return nil
 		}
 	} else if !errors.Is(err, ErrNotFound) {
