@@ -271,3 +271,33 @@ func TestPaidIntentChargedAfterASweepIsAnsweredFromTheLedger(t *testing.T) {
 	assert.Equal(t, 1, w.s.Ledger().Count("o"), "charged once")
 	require.NoError(t, w.s.Ledger().Check())
 }
+
+// Rule (issue 17, 4): the same refund asked again after a sweep, when the
+// ledger does not know how its first attempt ended (a ledger of an older
+// version), is not sent: it is unknown until SettleRefund asks the
+// provider; then it answers the refund made, still made once.
+func TestSameRefundWithAnOpenForgottenEntryWaitsForALookup(t *testing.T) {
+	w := newSweptWorld(t, refserver.Config{Lenient: true})
+	charged(t, w.c, "o", 1500, false)
+	first, err := w.c.Refund(context.Background(), refundOf("o", "rf-1", 500))
+	require.NoError(t, err)
+	reopenEntries(t, w.store, "o")
+	w.sweep(t, weeks)
+
+	_, err = w.c.Refund(context.Background(), refundOf("o", "rf-1", 500))
+	require.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err), "%v", err)
+	assert.Equal(t, 1, w.s.Ops().Count("rf-1"), "not sent again")
+
+	settled, err := w.c.SettleRefund(context.Background(), refundOf("o", "rf-1", 500))
+	require.NoError(t, err)
+	assert.Equal(t, first.ID, settled.ID)
+	again, err := w.c.Refund(context.Background(), refundOf("o", "rf-1", 500))
+	require.NoError(t, err)
+	assert.Equal(t, first.ID, again.ID)
+	assert.Equal(t, 1, w.s.Ops().Count("rf-1"), "refunded once")
+	l, err := w.c.Ledger(context.Background(), "o")
+	require.NoError(t, err)
+	assert.Equal(t, int64(500), l.Refunded)
+	assert.Zero(t, l.RefundsInFlight)
+	require.NoError(t, w.s.Ops().Check())
+}
