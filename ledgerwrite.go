@@ -47,7 +47,14 @@ func (c *Client) noteOp(ctx context.Context, t OpType, intentID string, rec Reco
 	if !st.Closed() {
 		return nil // an open or pending record is never deleted: reconcile reads it
 	}
-	doc, err := c.readLedger(ctx, intentID)
+	lrec, err := c.store.Load(ctx, c.ledgerNamespace(), intentID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil // no ledger, no entry
+	case err != nil:
+		return fmt.Errorf("%w: ledger: %w", ErrStore, err)
+	}
+	doc, err := decodeLedger(lrec.Result)
 	if err != nil {
 		return err
 	}
