@@ -86,6 +86,7 @@ type ledgerCharge struct {
 	// written before they were kept).
 	Key         string `json:"key,omitempty"`
 	Fingerprint string `json:"fp,omitempty"`
+	Status      string `json:"status,omitempty"` // the provider's word for the charge
 }
 
 func decodeLedger(raw []byte) (ledgerDoc, error) {

@@ -262,6 +262,8 @@ func TestPaidIntentChargedAfterASweepIsAnsweredFromTheLedger(t *testing.T) {
 	assert.Equal(t, first.ID, again.ID)
 	assert.Equal(t, first.Key, again.Key)
 	assert.Equal(t, first.Attempt, again.Attempt)
+	assert.Equal(t, first.Status, again.Status)
+	assert.Equal(t, first.Amount, again.Amount)
 	assert.False(t, again.ParamsDiffer)
 	other := order("o")
 	other.Amount = 900

@@ -120,7 +120,7 @@ func (c *Client) chargedBefore(ctx context.Context, rec Record) error {
 	}
 	ch := doc.Charge
 	return &errAnswered{receipt: &Charge{IntentID: rec.IntentID, Key: ch.Key, ID: ch.Ref,
-		Status: string(StateSucceeded), State: StateSucceeded, Amount: ch.Amount, Currency: ch.Currency,
+		Status: ch.Status, State: StateSucceeded, Amount: ch.Amount, Currency: ch.Currency,
 		Authorized: ch.Authorized, Attempt: ch.Attempt, Replayed: true, ReplayedFrom: ReplayFromStore,
 		ParamsDiffer: ch.Fingerprint != "" && ch.Fingerprint != rec.Fingerprint}}
 }

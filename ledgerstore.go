@@ -218,7 +218,7 @@ func (c *Client) snapshot(ctx context.Context, intentID string) (ledgerCharge, e
 // rec's current attempt.
 func chargeFacts(ch *Charge, rec Record) ledgerCharge {
 	return ledgerCharge{Ref: ch.ID, Attempt: rec.Attempt, Amount: ch.Amount, Currency: strings.ToUpper(ch.Currency),
-		Authorized: ch.Authorized, Key: rec.Key, Fingerprint: rec.Fingerprint}
+		Authorized: ch.Authorized, Key: rec.Key, Fingerprint: rec.Fingerprint, Status: ch.Status}
 }
 
 // loadLedger reads the intent's ledger without a lease, reconciled: the

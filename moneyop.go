@@ -159,9 +159,10 @@ func (o *moneyOp) madeBefore(d *ledgerDoc, rec Record) error {
 }
 
 // ledgerReceipt is the engine's receipt for a succeeded entry: what the
-// ledger remembers of the operation, replayed.
+// ledger remembers of the operation, replayed (not the provider's status
+// word, which it does not keep).
 func (o *moneyOp) ledgerReceipt(d *ledgerDoc, e LedgerOp) *Charge {
-	return &Charge{IntentID: e.OpID, Key: e.Key, ID: e.Ref, Status: string(StateSucceeded), State: StateSucceeded,
+	return &Charge{IntentID: e.OpID, Key: e.Key, ID: e.Ref, State: StateSucceeded,
 		Amount: e.Amount, Currency: d.Charge.Currency, Attempt: e.Attempt, Replayed: true,
 		ReplayedFrom: ReplayFromStore}
 }
