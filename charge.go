@@ -63,7 +63,11 @@ type ChargeRequest struct {
 	// one, to pass through a key chosen by a frontend. At most 255
 	// printable ASCII characters. It names one attempt for good: after that
 	// attempt failed, a request with the same Key is refused (a
-	// *ValidationError on Key) and a new attempt needs a new key.
+	// *ValidationError on Key) and a new attempt needs a new key. It
+	// belongs to the first intent (or refund, capture, cancel) made with it
+	// in this account, for the store's life: another intent charged with it
+	// is refused the same way, outcome failed, nothing sent, and stays
+	// chargeable under another key.
 	Key string
 }
 

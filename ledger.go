@@ -10,7 +10,8 @@ import (
 // Ledger is what the store knows of an intent's money after its charge:
 // what was charged or authorised, captured and refunded, and every refund,
 // capture and cancel made of it, with the state of each. Client.Ledger
-// returns it; it is a snapshot, true of the store when it was read.
+// returns it; it is a snapshot, true of the store when it was read. Its
+// record is begun when the charge succeeds and never deleted.
 type Ledger struct {
 	IntentID   string // the charged intent
 	ChargeID   string // the provider's ID of the charge

@@ -138,7 +138,8 @@ func (c *Client) settleOp(ctx context.Context, op OpRequest, key string) (*Opera
 
 // Ledger returns what the store knows of an intent's money: charged,
 // captured, refunded, what is left to refund, and each refund, capture and
-// cancel with its state, as their own records say. It reads the store only;
+// cancel with its state, as their own records say while they exist and the
+// ledger keeps it after. It reads the store only;
 // it takes no lease and never asks the provider. An intent whose charge is
 // not a settled success has no ledger: the error matches
 // ErrChargeNotSucceeded.
