@@ -10,8 +10,10 @@ import (
 // authorisation (Charge.Authorized: made with manual capture) has moved no
 // money until it is captured, so it is answered from its ledger: captured,
 // succeeded (Captured says how much); cancelled, failed with ErrCanceled;
-// otherwise pending with ErrAuthorized, so that a caller who switches on
-// OutcomeOf never ships it as paid.
+// otherwise pending with ErrAuthorized and State StatePending, so that a
+// caller who switches on OutcomeOf or on State never ships it as paid. The
+// record keeps it succeeded: the provider's charge is settled, and only
+// the money's move waits on a capture.
 func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) {
 	if ch.State != StateSucceeded || !ch.Authorized {
 		return answerPending(ch)
@@ -22,7 +24,7 @@ func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) 
 		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeUnknown, Attempts: ch.Attempts,
 			Err: fmt.Errorf("%w: authorised; whether it was captured is unknown: %w", ErrStore, err)}
 	case doc.Charge == nil:
-		return ch, pendingError(ch, ErrAuthorized)
+		return authorised(ch)
 	}
 	if n := doc.captured(); n > 0 {
 		ch.Captured = n
@@ -32,6 +34,13 @@ func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) 
 		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeFailed, Attempts: ch.Attempts,
 			Err: fmt.Errorf("%w by %q", ErrCanceled, e.OpID)}
 	}
+	return authorised(ch)
+}
+
+// authorised is the answer for an authorisation not captured: pending, in
+// State as in the outcome.
+func authorised(ch *Charge) (*Charge, error) {
+	ch.State = StatePending
 	return ch, pendingError(ch, ErrAuthorized)
 }
 

@@ -63,7 +63,11 @@ type ChargeRequest struct {
 	// one, to pass through a key chosen by a frontend. At most 255
 	// printable ASCII characters. It names one attempt for good: after that
 	// attempt failed, a request with the same Key is refused (a
-	// *ValidationError on Key) and a new attempt needs a new key.
+	// *ValidationError on Key) and a new attempt needs a new key. It
+	// belongs to the first intent (or refund, capture, cancel) made with it
+	// in this account, for the store's life: another intent charged with it
+	// is refused the same way, outcome failed, nothing sent, and stays
+	// chargeable under another key.
 	Key string
 }
 
@@ -80,7 +84,7 @@ type Charge struct {
 	Key       string `json:"key"`        // the idempotency key sent
 	ID        string `json:"id"`         // the provider's charge ID
 	Status    string `json:"status"`     // the provider's own status word
-	State     State  `json:"state"`      // StateSucceeded or StatePending
+	State     State  `json:"state"`      // StateSucceeded or StatePending (an authorisation not captured is pending)
 	Amount    int64  `json:"amount"`     // minor units, as the provider reported
 	Currency  string `json:"currency"`   // upper-case ISO 4217
 	RequestID string `json:"request_id"` // the provider's request ID, if sent
@@ -90,7 +94,9 @@ type Charge struct {
 	// Authorized is set by the adapter for a charge made with manual
 	// capture: the provider holds Amount on the customer's card and moves
 	// it only when it is captured (Client.Capture). Until then Charge
-	// answers it with ErrAuthorized, outcome pending; see the package doc.
+	// answers it with State StatePending and ErrAuthorized, outcome
+	// pending; once captured, State StateSucceeded and no error. See the
+	// package doc.
 	Authorized bool `json:"authorized,omitempty"`
 	// Captured is, for an authorisation, what its settled capture moved,
 	// as the store knows it (zero until then). Filled by the Client.

@@ -35,7 +35,10 @@ type Config struct {
 	// Credentials is the provider API key; the adapter decides how it is sent.
 	Credentials Secret
 	// Account names the merchant account; with the provider's name it makes
-	// the namespace that scopes every key. Default "default".
+	// the namespace that scopes every key ("<provider>:<account>"). It may
+	// not contain "/", which separates a namespace from the namespaces of
+	// its refunds, ledgers and keys: two accounts never share one.
+	// Default "default".
 	Account string
 	// Provider speaks the payment API. Default OwnAPI{}.
 	Provider Provider
@@ -130,6 +133,9 @@ func New(cfg Config) (*Client, error) {
 	if err := checkTimes(c.retry, c.retention, keyWindow(c.provider)); err != nil {
 		return nil, err
 	}
+	if err := checkProviderName(c.provider.Name()); err != nil {
+		return nil, err
+	}
 	c.namespace = c.provider.Name() + ":" + cmp.Or(cfg.Account, "default")
 	c.target = Target{BaseURL: base, Credentials: cfg.Credentials, Namespace: c.namespace}
 	if err := checkProvider(c.provider, c.target); err != nil {
@@ -153,10 +159,25 @@ func checkConfig(cfg Config) error {
 		return configErr("Lease", "%s is shorter than MinLease (%s): renewals could not keep it", cfg.Lease, MinLease)
 	case cfg.Account != "" && hasControl(cfg.Account):
 		return configErr("Account", "has control characters")
+	case strings.Contains(cfg.Account, "/"):
+		return configErr("Account", "%q contains \"/\", which would make it share a namespace with another account's refunds, ledgers or keys", cfg.Account)
 	case cfg.Instance != "" && (hasControl(cfg.Instance) || len(cfg.Instance) > 100):
 		return configErr("Instance", "must be at most 100 characters without control characters")
 	}
 	return cfg.Retry.validate()
+}
+
+// checkProviderName refuses a provider name that would make the namespace
+// ambiguous: the name ends at the first ":", and "/" begins the namespaces
+// of operations, so (name, account) → namespace is one to one.
+func checkProviderName(name string) error {
+	switch {
+	case name == "":
+		return configErr("Provider", "has an empty Name")
+	case strings.ContainsAny(name, ":/") || hasControl(name):
+		return configErr("Provider", "Name %q contains \":\", \"/\" or control characters: namespaces of two accounts could be one", name)
+	}
+	return nil
 }
 
 // checkTimes refuses a retention that could let a key be resent after the

@@ -75,6 +75,17 @@
 // Whatever crashes where, the refunds of an intent never exceed its charge.
 // Client.Ledger reads what is charged, captured, refunded and left.
 //
+// The ledger is begun when the charge succeeds, holds the charge's facts
+// and each operation's outcome (written before the operation's record is
+// closed), and is never deleted: it answers alone once the store's
+// retention has deleted the records (see KeyStore, Retention). A refund
+// weeks after its charge is checked against it; a paid intent charged
+// again, or an operation asked again, after its record was deleted is
+// answered from it, never sent again. An operation ID names one operation
+// of one intent (ErrOpOfOtherIntent otherwise), and a caller's key one
+// charge or operation of the account (a *ValidationError on Key
+// otherwise, with nothing sent).
+//
 // # Authorisations
 //
 // A charge made with manual capture (Stripe's capture_method=manual,
@@ -82,7 +93,8 @@
 // on the customer's card and moved no money to the merchant: it moves only
 // when captured, and never if the hold is cancelled or expires. Charge
 // therefore answers it with outcome pending and ErrAuthorized, and the
-// *Charge (Charge.Authorized set), not with success: the one outcome a
+// *Charge (Charge.Authorized set, State StatePending: the two say the
+// same), not with success: the one outcome a
 // caller ships on, OutcomeSucceeded, stays true to its word ("the money
 // moved"), so code that switches on OutcomeOf alone never ships an
 // uncaptured order as paid. A merchant whose model is authorise-then-ship

@@ -39,6 +39,48 @@ import (
 // Records are identified by (Namespace, IntentID): the same intent ID under
 // two namespaces (two providers, or two merchant accounts) is two records.
 //
+// # Retention: what may be deleted, and what never is
+//
+// A store deletes only closed records (succeeded or failed), and only once
+// closed for longer than its retention (Expire; the file store's sweep,
+// Redis's WithClosedTTL). The Client arranges that nothing still depends
+// on a record when it closes:
+//
+//   - <namespace>/ledger holds one record per intent, from the charge's
+//     success on: the charge's facts (amount, currency, attempt, key, the
+//     provider's charge ID) and every refund, capture and cancel attempt,
+//     with its amount, key and outcome. It is never closed, so never
+//     deleted: refund IDs and keys are remembered for the store's life.
+//   - <namespace>/key holds one record per caller's key (ChargeRequest.Key,
+//     RefundRequest.Key, ...), naming the one charge or operation it
+//     belongs to. Never closed, never deleted.
+//   - A charge's record is closed succeeded only after its facts are in
+//     the ledger; an operation's record is closed with a success or a
+//     decline only after its ledger entry says so. A failure that rests on
+//     the lease (nothing this flight sent arrived) is written into the
+//     ledger just after its close; if that write is lost, the entry stays
+//     unsettled and keeps its amount counted until SettleRefund (Capture,
+//     Cancel) settles it: never under-counted.
+//   - Open and pending records are never deleted: money may still move.
+//
+// So a retention as short as the store allows loses no money's truth: a
+// refund weeks after its charge reads the ledger; a charge of a paid
+// intent whose record is gone is answered from the ledger, never sent; an
+// operation asked again after its record is gone is answered from its
+// entry, never made again. What a deleted record does cost is local
+// replay detail (the provider's raw answer, its request ID). Keep closed
+// records at least as long as the provider keeps keys (24 hours at Stripe
+// and Omise) so that a retry within that window replays from the store:
+// the file store keeps them 7 days by default (WithRetention); the memory
+// store and PostgreSQL delete only when Expire is called; Redis deletes
+// them WithClosedTTL after they close (none by default).
+//
+// Refund windows: how long after a charge the provider accepts a refund is
+// the provider's rule, not the store's; the ledger has no end, so any
+// window is covered. The material the adapters were built from confirms
+// none for refunds; for authorisations, Omise documents expired_charge for
+// a capture or reverse more than 7 days after the charge (30 in Japan).
+//
 // Implementations must be safe for concurrent use by multiple goroutines and,
 // for stores shared by a fleet, by multiple processes. Every implementation
 // should pass the conformance suite in package keystore/storetest.
@@ -97,11 +139,12 @@ type KeyStore interface {
 	// that were closed more than retention ago by the store's clock, and
 	// returns how many it deleted. Retention runs from ClosedAt, never from
 	// CreatedAt: an intent that stayed open for a week and settled today
-	// answers replays for the whole retention after today. A deleted record
-	// is forgotten: charging its intent again makes a new key, so keep
-	// records longer than any caller may retry an intent. Open and pending
-	// records are never deleted: they stand for money that may have moved
-	// and must be settled first.
+	// answers replays for the whole retention after today. A deleted
+	// record's outcome lives on in its intent's ledger (see Retention
+	// above): a paid intent charged again is answered from it; a failed
+	// one is forgotten, and charging it again makes a new key. Open and
+	// pending records are never deleted: they stand for money that may
+	// have moved and must be settled first.
 	Expire(ctx context.Context, retention time.Duration) (int, error)
 }
 

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Ledger is what the store knows of an intent's money after its charge:
 // what was charged or authorised, captured and refunded, and every refund,
 // capture and cancel made of it, with the state of each. Client.Ledger
-// returns it; it is a snapshot, true of the store when it was read.
+// returns it; it is a snapshot, true of the store when it was read. Its
+// record is begun when the charge succeeds and never deleted.
 type Ledger struct {
 	IntentID   string // the charged intent
 	ChargeID   string // the provider's ID of the charge
@@ -29,8 +31,10 @@ type Ledger struct {
 	Ops        []LedgerOp // oldest first
 }
 
-// LedgerOp is one refund, capture or cancel of an intent, as its own
-// record in the store says.
+// LedgerOp is one attempt of a refund, capture or cancel of an intent. Its
+// State is its record's while the record exists, and was written into the
+// ledger before the record was closed (so before it could expire): the
+// ledger answers for it after the record is gone.
 type LedgerOp struct {
 	Type    OpType // refund, capture or cancel
 	OpID    string // the caller's operation ID
@@ -38,6 +42,14 @@ type LedgerOp struct {
 	Key     string // its key
 	Amount  int64  // refunded or captured (authorised, for a cancel), in minor units
 	State   State  // open: the outcome is unknown; pending; succeeded; failed (it moved no money)
+	// Reserved is when the attempt's record was reserved (the store's
+	// clock): with Attempt and Key it tells this attempt from a later one
+	// of the same ID and key, made after a sweep deleted the record. Zero
+	// in entries written before it was kept.
+	Reserved time.Time `json:",omitzero"`
+	// Ref is the provider's ID of the refund (for a capture or cancel, of
+	// what it answered), once the attempt succeeded.
+	Ref string `json:",omitempty"`
 }
 
 // Outcome is what the entry's state means for the money.
@@ -53,22 +65,29 @@ func (o LedgerOp) Outcome() Outcome {
 	return OutcomeUnknown
 }
 
-// ledgerDoc is the ledger record's Result: the charge, as it was when the
-// first operation was reserved (a settled charge never changes), and one
-// entry per attempt of an operation, written before that attempt's first
-// byte.
+// ledgerDoc is the ledger record's Result: the charge, written when it
+// succeeded (in ledgers begun before that, when the first operation was
+// reserved; a settled charge never changes), and one entry per attempt of
+// an operation, written before that attempt's first byte and given its
+// outcome before the attempt's record is closed.
 type ledgerDoc struct {
 	Charge *ledgerCharge `json:"charge,omitempty"`
 	Ops    []LedgerOp    `json:"ops,omitempty"`
 }
 
-// ledgerCharge is what the operations need of the intent's charge.
+// ledgerCharge is what the operations need of the intent's charge, and
+// what answers a charge of the intent once its record is gone.
 type ledgerCharge struct {
 	Ref        string `json:"ref"`
 	Attempt    int    `json:"attempt,omitempty"` // the attempt that succeeded; 0 in ledgers written before attempts
 	Amount     int64  `json:"amount"`
 	Currency   string `json:"currency"`
 	Authorized bool   `json:"authorized,omitempty"`
+	// Key and Fingerprint are the succeeded attempt's (empty in ledgers
+	// written before they were kept).
+	Key         string `json:"key,omitempty"`
+	Fingerprint string `json:"fp,omitempty"`
+	Status      string `json:"status,omitempty"` // the provider's word for the charge
 }
 
 func decodeLedger(raw []byte) (ledgerDoc, error) {
@@ -87,15 +106,86 @@ func (d ledgerDoc) encode() []byte {
 	return b
 }
 
-// has reports whether the attempt (op's type and ID, attempt, key) is
-// entered already: reserved by an earlier call, which may have sent it.
-func (d ledgerDoc) has(t OpType, id string, attempt int, key string) bool {
-	for _, e := range d.Ops {
-		if e.Type == t && e.OpID == id && e.Attempt == attempt && e.Key == key {
+// entry finds the entry of attempt a of the operation (t, id): the one
+// an earlier call entered before it may have sent it.
+func (d *ledgerDoc) entry(t OpType, id string, a attemptID) (*LedgerOp, bool) {
+	for i := range d.Ops {
+		if e := &d.Ops[i]; e.Type == t && e.OpID == id && a.is(*e) {
+			return e, true
+		}
+	}
+	return nil, false
+}
+
+// attemptID names one attempt of one record: its number, its key and when
+// its record reserved it. A record deleted by a sweep and reserved again
+// for the same ID starts at attempt 1 again, perhaps with the same caller
+// key, but never at the same instant.
+type attemptID struct {
+	attempt  int
+	key      string
+	reserved time.Time
+}
+
+func currentAttempt(rec Record) attemptID {
+	return attemptID{attempt: rec.Attempt, key: rec.Key, reserved: rec.CreatedAt}
+}
+
+// is reports whether e is the entry of attempt a. An entry written before
+// Reserved was kept matches on the number and key alone. Instants compare
+// at the microsecond, the precision every store keeps (storetest).
+func (a attemptID) is(e LedgerOp) bool {
+	const us = time.Microsecond
+	return e.Attempt == a.attempt && e.Key == a.key &&
+		(e.Reserved.IsZero() || e.Reserved.Truncate(us).Equal(a.reserved.Truncate(us)))
+}
+
+// ofRecord reports whether e is the entry of an attempt rec holds, current
+// or past: false for the entries of an earlier record of the same ID,
+// which a sweep deleted.
+func ofRecord(e LedgerOp, rec Record) bool {
+	if currentAttempt(rec).is(e) {
+		return true
+	}
+	for _, p := range rec.History {
+		if (attemptID{attempt: p.Attempt, key: p.Key, reserved: p.CreatedAt}).is(e) {
 			return true
 		}
 	}
 	return false
+}
+
+// forgotten returns the entries of the operation (t, id) whose record is
+// no longer rec: the same operation made before, under a record a sweep
+// deleted. Their states were written before their records were closed.
+func (d ledgerDoc) forgotten(t OpType, id string, rec Record) []LedgerOp {
+	var out []LedgerOp
+	for _, e := range d.Ops {
+		if e.Type == t && e.OpID == id && !ofRecord(e, rec) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// keyOf returns an entry that sent key for another operation than (t, id).
+func (d ledgerDoc) keyOf(key string, t OpType, id string) (LedgerOp, bool) {
+	for _, e := range d.Ops {
+		if e.Key == key && (e.Type != t || e.OpID != id) {
+			return e, true
+		}
+	}
+	return LedgerOp{}, false
+}
+
+// latest is the last entry of the operation (t, id), if any.
+func (d ledgerDoc) latest(t OpType, id string) (LedgerOp, bool) {
+	for i := len(d.Ops) - 1; i >= 0; i-- {
+		if e := d.Ops[i]; e.Type == t && e.OpID == id {
+			return e, true
+		}
+	}
+	return LedgerOp{}, false
 }
 
 // sum adds up the amounts of the entries of type t whose state passes keep.

@@ -1,11 +1,13 @@
 package idempay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -87,12 +89,19 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // update's error is returned once the document is written (or could not
 // be); a store's error otherwise.
 func (c *Client) withLedger(ctx context.Context, intentID string, update func(*ledgerDoc) error) error {
+	return c.withLedgerOf(ctx, intentID, func() (ledgerCharge, error) { return c.snapshot(ctx, intentID) }, update)
+}
+
+// withLedgerOf is withLedger for a ledger whose charge, if it does not
+// hold one yet, is charge's answer.
+func (c *Client) withLedgerOf(ctx context.Context, intentID string, charge func() (ledgerCharge, error),
+	update func(*ledgerDoc) error) error {
 	for range ledgerTries {
 		claim, err := c.claimLedger(ctx, intentID)
 		if err != nil {
 			return err
 		}
-		err = c.updateLedger(ctx, claim, intentID, update)
+		err = c.updateLedger(ctx, claim, charge, update)
 		if !errors.Is(err, ErrLeaseLost) {
 			return err
 		}
@@ -100,13 +109,14 @@ func (c *Client) withLedger(ctx context.Context, intentID string, update func(*l
 	return fmt.Errorf("%w: the ledger of %q was taken over %d times", ErrInProgress, intentID, ledgerTries)
 }
 
-func (c *Client) updateLedger(ctx context.Context, claim *Claim, intentID string, update func(*ledgerDoc) error) error {
+func (c *Client) updateLedger(ctx context.Context, claim *Claim, charge func() (ledgerCharge, error),
+	update func(*ledgerDoc) error) error {
 	defer claim.abandonUnfinished() // a panic in the store or the update frees the ledger
 	read := claim.Record().Result
 	doc, err := decodeLedger(read)
 	if err == nil && doc.Charge == nil {
 		var ch ledgerCharge
-		if ch, err = c.snapshot(ctx, intentID); err == nil {
+		if ch, err = charge(); err == nil {
 			doc.Charge = &ch
 		}
 	}
@@ -118,7 +128,13 @@ func (c *Client) updateLedger(ctx context.Context, claim *Claim, intentID string
 		return err
 	}
 	uerr := update(&doc)
-	werr := claim.releaseIfUnchanged(ctx, doc.encode(), read)
+	written := doc.encode()
+	if bytes.Equal(written, read) {
+		// Nothing to write: give the lease back (the record as it was).
+		_ = claim.Release(ctx)
+		return uerr
+	}
+	werr := claim.releaseIfUnchanged(ctx, written, read)
 	if werr != nil {
 		// Not written, or written with the reply lost, or the lease did not
 		// hold throughout: give the lease back if it is ours (the owner
@@ -151,23 +167,28 @@ func (c *Client) reconcile(ctx context.Context, d *ledgerDoc) error {
 		case err != nil:
 			return fmt.Errorf("%w: load %s %q: %w", ErrStore, e.Type, e.OpID, err)
 		}
-		e.State = stateOfAttempt(rec, e.Attempt, e.Key, e.State)
+		settleEntry(e, rec)
 	}
 	return nil
 }
 
-// stateOfAttempt is the state of one attempt of rec, current or past, or
-// was when the record does not hold it.
-func stateOfAttempt(rec Record, attempt int, key string, was State) State {
-	if rec.Attempt == attempt && rec.Key == key {
-		return rec.State
+// settleEntry brings e to the state rec holds for its attempt, current or
+// past; an entry of an earlier record of the same ID (deleted by a sweep)
+// keeps its own.
+func settleEntry(e *LedgerOp, rec Record) {
+	if currentAttempt(rec).is(*e) {
+		e.State = rec.State
+		if rec.State == StateSucceeded {
+			e.Ref = rec.ProviderRef
+		}
+		return
 	}
 	for _, p := range rec.History {
-		if p.Attempt == attempt && p.Key == key {
-			return p.State
+		if (attemptID{attempt: p.Attempt, key: p.Key, reserved: p.CreatedAt}).is(*e) {
+			e.State = p.State
+			return
 		}
 	}
-	return was
 }
 
 // snapshot reads what the operations need of the intent's settled charge.
@@ -176,7 +197,11 @@ func (c *Client) snapshot(ctx context.Context, intentID string) (ledgerCharge, e
 	rec, err := c.store.Load(ctx, c.namespace, intentID)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return ledgerCharge{}, refuse(fmt.Errorf("%w: no charge of intent %q in the store", ErrChargeNotSucceeded, intentID))
+		// Neither the ledger nor the charge's record: never charged in
+		// this namespace, or charged before ledgers kept the charge and
+		// its record has since been deleted.
+		return ledgerCharge{}, refuse(fmt.Errorf("%w: no charge of intent %q in the store, nor in its ledger",
+			ErrChargeNotSucceeded, intentID))
 	case err != nil:
 		return ledgerCharge{}, fmt.Errorf("%w: load intent %q: %w", ErrStore, intentID, err)
 	case rec.State != StateSucceeded:
@@ -186,8 +211,14 @@ func (c *Client) snapshot(ctx context.Context, intentID string) (ledgerCharge, e
 	if json.Unmarshal(rec.Result, &out) != nil || out.Charge == nil {
 		return ledgerCharge{}, fmt.Errorf("%w: stored charge of intent %q unreadable", ErrStore, intentID)
 	}
-	ch := out.Charge
-	return ledgerCharge{Ref: ch.ID, Attempt: rec.Attempt, Amount: ch.Amount, Currency: ch.Currency, Authorized: ch.Authorized}, nil
+	return chargeFacts(out.Charge, rec), nil
+}
+
+// chargeFacts is what the ledger keeps of ch, the succeeded charge of
+// rec's current attempt.
+func chargeFacts(ch *Charge, rec Record) ledgerCharge {
+	return ledgerCharge{Ref: ch.ID, Attempt: rec.Attempt, Amount: ch.Amount, Currency: strings.ToUpper(ch.Currency),
+		Authorized: ch.Authorized, Key: rec.Key, Fingerprint: rec.Fingerprint, Status: ch.Status}
 }
 
 // loadLedger reads the intent's ledger without a lease, reconciled: the

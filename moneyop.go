@@ -81,6 +81,11 @@ func (o *moneyOp) guarded() bool { return lookupGuarded(o.c.provider) }
 // that charge can never allow, before anything is stored: no attempt of
 // the operation could have passed the same rules, so none was sent.
 func (o *moneyOp) prepare(ctx context.Context) error {
+	if o.key != "" {
+		if err := o.c.claimKey(ctx, o.key, keyOwner{kind: string(o.req.Type), id: o.req.ID}); err != nil {
+			return err
+		}
+	}
 	doc, err := o.c.readLedger(ctx, o.req.IntentID)
 	if err == nil {
 		o.send = o.req
@@ -110,23 +115,102 @@ func (o *moneyOp) prepare(ctx context.Context) error {
 // beforeSend enters this attempt in the intent's ledger, under its lease:
 // checked against every operation that may still move money, and written
 // durably before the first byte. An attempt entered already (by an earlier
-// call that may have sent it) goes on with the same key unchecked.
+// call that may have sent it) goes on with the same key unchecked. The
+// same operation made before under a record a sweep has deleted is never
+// made again: its success is answered from the ledger.
 func (o *moneyOp) beforeSend(ctx context.Context, _ *Claim, res Reservation) error {
 	rec := res.Record
 	return o.c.withLedger(ctx, o.req.IntentID, func(d *ledgerDoc) error {
-		if d.has(o.req.Type, o.req.ID, rec.Attempt, rec.Key) {
+		if _, ok := d.entry(o.req.Type, o.req.ID, currentAttempt(rec)); ok {
 			return nil
+		}
+		if e, ok := d.keyOf(rec.Key, o.req.Type, o.req.ID); ok {
+			return refuse(invalid("Key", "is the key of %s %q of intent %q; a key names one operation", e.Type, e.OpID, o.req.IntentID))
+		}
+		if err := o.madeBefore(d, rec); err != nil {
+			return err
 		}
 		if err := d.admit(o.send); err != nil {
 			return refuse(err)
 		}
 		d.Ops = append(d.Ops, LedgerOp{Type: o.req.Type, OpID: o.req.ID, Attempt: rec.Attempt, Key: rec.Key,
-			Amount: o.send.Amount, State: StateOpen})
+			Amount: o.send.Amount, State: StateOpen, Reserved: rec.CreatedAt})
 		return nil
 	})
 }
 
-func (o *moneyOp) answer(_ context.Context, ch *Charge) (*Charge, error) { return answerPending(ch) }
+// madeBefore looks in the ledger for this operation made under an earlier
+// record of its ID, which a sweep deleted: one that succeeded is answered
+// (errAnswered), one whose outcome the ledger does not know stops this
+// attempt unsent; one that failed moved no money, and a new attempt may
+// follow it.
+func (o *moneyOp) madeBefore(d *ledgerDoc, rec Record) error {
+	for _, e := range d.forgotten(o.req.Type, o.req.ID, rec) {
+		switch e.State {
+		case StateFailed:
+			continue
+		case StateSucceeded:
+			return &errAnswered{receipt: o.ledgerReceipt(d, e)}
+		}
+		return fmt.Errorf("%w: attempt %d of %s %q (key %q), whose record is gone, is %s in the ledger; settle it by lookup",
+			ErrOutcomeUnknown, e.Attempt, e.Type, e.OpID, e.Key, e.State)
+	}
+	return nil
+}
+
+// ledgerReceipt is the engine's receipt for a succeeded entry: what the
+// ledger remembers of the operation, replayed (not the provider's status
+// word, which it does not keep).
+func (o *moneyOp) ledgerReceipt(d *ledgerDoc, e LedgerOp) *Charge {
+	return &Charge{IntentID: e.OpID, Key: e.Key, ID: e.Ref, State: StateSucceeded,
+		Amount: e.Amount, Currency: d.Charge.Currency, Attempt: e.Attempt, Replayed: true,
+		ReplayedFrom: ReplayFromStore}
+}
+
+// record writes an operation's outcome into its ledger entry before (or,
+// for a failure resting on the lease, after) its record is closed.
+func (o *moneyOp) record(ctx context.Context, rec Record, st State, out *storedOutcome) error {
+	var ref string
+	if out != nil && out.Charge != nil {
+		ref = out.Charge.ID
+	}
+	return o.c.noteOp(ctx, o.req.Type, o.req.IntentID, rec, st, ref)
+}
+
+// answer answers a receipt. One answered from the store is checked
+// against the intent's ledger first: an operation ID used again for
+// another intent finds that intent's operation, which this intent's
+// ledger never entered, and is refused, never told as this intent's.
+func (o *moneyOp) answer(ctx context.Context, ch *Charge) (*Charge, error) {
+	if ch.ReplayedFrom == ReplayFromStore {
+		if err := o.ownedHere(ctx, ch); err != nil {
+			return nil, err
+		}
+	}
+	return answerPending(ch)
+}
+
+// ownedHere checks that the stored receipt ch is of an attempt the
+// intent's ledger entered (every attempt that may have moved money was,
+// before its first byte).
+func (o *moneyOp) ownedHere(ctx context.Context, ch *Charge) error {
+	doc, err := o.c.readLedger(ctx, o.req.IntentID)
+	if err == nil {
+		for _, e := range doc.Ops {
+			if e.Type == o.req.Type && e.OpID == o.req.ID && e.Key == ch.Key {
+				return nil
+			}
+		}
+		return &ChargeError{IntentID: o.req.ID, Key: ch.Key, Outcome: OutcomeFailed,
+			Err: fmt.Errorf("%w: %s %q was made for another intent than %q; nothing was sent for it", ErrOpOfOtherIntent,
+				o.req.Type, o.req.ID, o.req.IntentID)}
+	}
+	var r *refusal
+	if errors.As(err, &r) {
+		return &ChargeError{IntentID: o.req.ID, Key: ch.Key, Outcome: OutcomeFailed, Err: r.err}
+	}
+	return &ChargeError{IntentID: o.req.ID, Key: ch.Key, Outcome: OutcomeUnknown, Err: err}
+}
 
 // receipt moves the adapter's Operation into the engine's receipt, with
 // the request's amount and currency where the answer gives none, and the

@@ -39,6 +39,12 @@ type operation interface {
 	beforeSend(ctx context.Context, claim *Claim, res Reservation) error
 	// answer is the caller's answer for a succeeded or pending receipt.
 	answer(ctx context.Context, ch *Charge) (*Charge, error)
+	// record writes the outcome st of rec's current attempt where the
+	// intent's ledger needs it (out is nil for a failure already closed).
+	// The engine calls it before it closes rec with a fact, and fails the
+	// close when it fails: a closed record may be deleted by the store's
+	// retention, and the ledger must answer without it.
+	record(ctx context.Context, rec Record, st State, out *storedOutcome) error
 }
 
 // opSlot names an operation's record and what it is reserved with.
@@ -85,9 +91,30 @@ func (o chargeOp) find(ctx context.Context, hc *http.Client, t Target, rec Recor
 
 func (o chargeOp) guarded() bool { return lookupGuarded(o.c.provider) }
 
-func (chargeOp) prepare(context.Context) error { return nil }
+// prepare makes sure a caller's key is this intent's: a key one intent
+// was charged with is never sent for another (see claimKey).
+func (o chargeOp) prepare(ctx context.Context) error {
+	if o.req.Key == "" {
+		return nil
+	}
+	return o.c.claimKey(ctx, o.req.Key, keyOwner{kind: "charge", id: o.req.IntentID})
+}
 
-func (chargeOp) beforeSend(context.Context, *Claim, Reservation) error { return nil }
+// record writes a succeeded charge's facts into the intent's ledger, which
+// refunds weeks later read once the charge's record is gone.
+func (o chargeOp) record(ctx context.Context, rec Record, st State, out *storedOutcome) error {
+	if st != StateSucceeded || out == nil {
+		return nil
+	}
+	return o.c.enterCharge(ctx, rec, out.Charge)
+}
+
+// beforeSend answers from the intent's ledger a charge that succeeded
+// under a record a sweep has since deleted: a paid intent is never charged
+// again.
+func (o chargeOp) beforeSend(ctx context.Context, _ *Claim, res Reservation) error {
+	return o.c.chargedBefore(ctx, res.Record)
+}
 
 func (o chargeOp) answer(ctx context.Context, ch *Charge) (*Charge, error) {
 	return o.c.answerCharge(ctx, ch)

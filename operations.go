@@ -22,7 +22,8 @@ import (
 //     (same request) later to learn how it ended.
 //   - OutcomeFailed: no money moved: refused by the provider, or refused
 //     here before anything was sent (ErrRefundExceeds, ErrNotRefundable,
-//     ErrChargeNotSucceeded, ErrNotSupported, a *ValidationError).
+//     ErrChargeNotSucceeded, ErrNotSupported, ErrOpOfOtherIntent, a
+//     *ValidationError).
 //   - OutcomeUnknown: money may have moved. Call Refund again with the same
 //     request to resume with the same key (or settle by lookup); never
 //     refund it under another RefundID.
@@ -31,7 +32,14 @@ import (
 // under the ledger's lease, and refused if the intent's refunds, those
 // pending or unknown included, would come to more than was charged (or
 // captured): however many goroutines and instances refund one intent, and
-// wherever a process crashes, the refunds never exceed the charge.
+// wherever a process crashes, the refunds never exceed the charge. The
+// ledger outlives the records the store's retention deletes: a refund
+// weeks after the charge is checked against it, and the same RefundID
+// asked again after its record was deleted answers the refund made (its
+// success replayed), never refunding again. A RefundID names one refund
+// of one intent: used for another intent it is refused
+// (ErrOpOfOtherIntent, outcome failed); so is a Key another charge or
+// operation was made with.
 func (c *Client) Refund(ctx context.Context, req RefundRequest) (*Operation, error) {
 	return c.operate(ctx, req.op(), req.Key, req.Validate)
 }
@@ -84,7 +92,9 @@ func (c *Client) operate(ctx context.Context, op OpRequest, key string, validate
 // SettleRefund finds out how an unsettled refund ended without resending
 // it, by asking a provider that can look refunds up (a RefundFinder), and
 // records what it learns: for a refund stuck on a stored failure, or one a
-// webhook says has completed. req is the refund's original request. It
+// webhook says has completed. req is the refund's original request. A
+// refund whose record the store's retention deleted answers from the
+// intent's ledger (asking the provider if the ledger does not know). It
 // takes the refund's lease only when it is free, so it may run while the
 // refund is on the wire (as Settle does for a charge). A settled refund
 // answers from the store. Its return values read like Refund's.
@@ -119,13 +129,17 @@ func (c *Client) settleOp(ctx context.Context, op OpRequest, key string) (*Opera
 	if err := mop.prepare(ctx); err != nil {
 		return opAnswer(op.Type, op.IntentID, nil, err)
 	}
+	if ch, err, ok := c.settleForgotten(ctx, mop); ok {
+		return opAnswer(op.Type, op.IntentID, ch, err)
+	}
 	ch, err := c.flights.settle(ctx, c, mop)
 	return opAnswer(op.Type, op.IntentID, ch, err)
 }
 
 // Ledger returns what the store knows of an intent's money: charged,
 // captured, refunded, what is left to refund, and each refund, capture and
-// cancel with its state, as their own records say. It reads the store only;
+// cancel with its state, as their own records say while they exist and the
+// ledger keeps it after. It reads the store only;
 // it takes no lease and never asks the provider. An intent whose charge is
 // not a settled success has no ledger: the error matches
 // ErrChargeNotSucceeded.

@@ -20,7 +20,10 @@ var (
 	// ErrChargeNotSucceeded: the intent has no settled successful charge
 	// in the store (never charged, failed, pending or unknown), so there is
 	// nothing to refund, capture or cancel yet. Returned before anything is
-	// stored.
+	// stored. A charge that succeeded is in its intent's ledger from its
+	// success on, for good, whatever the store's retention deletes; only
+	// an intent charged before ledgers kept charges, whose record has
+	// since been deleted, is told this wrongly.
 	ErrChargeNotSucceeded = errors.New("idempay: the intent's charge has not succeeded")
 
 	// ErrNotRefundable: the intent was charged, but nothing can be refunded
@@ -58,6 +61,12 @@ var (
 	// authorise-then-ship ships on errors.Is(err, ErrAuthorized) and
 	// captures when it ships.
 	ErrAuthorized = errors.New("idempay: authorised, not captured")
+
+	// ErrOpOfOtherIntent: the operation ID (RefundID, CaptureID,
+	// CancelID) names an operation of another intent. An operation ID
+	// names one operation of one intent for as long as the store keeps it;
+	// this call was refused before anything was sent for its intent.
+	ErrOpOfOtherIntent = errors.New("idempay: the operation ID is another intent's")
 
 	// ErrCanceled: Charge's answer for an authorisation that was cancelled:
 	// the hold was released and no money moved. Outcome failed; the intent

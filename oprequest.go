@@ -31,10 +31,12 @@ const maxReasonLength = 500
 // RefundID names the refund as IntentID names a charge: the caller
 // persists it before refunding (a row in its refunds table, say), and every
 // retry, restart or other instance that refunds with the same RefundID is
-// the same refund: it is sent with one key and never refunded twice. Every
-// field but Key takes part in the fingerprint: a RefundID used again with
-// other parameters answers the first refund's result once it is settled,
-// and is refused while it is not.
+// the same refund: it is sent with one key and never refunded twice, also
+// after the store's retention deleted its record (the intent's ledger
+// remembers it). Every field but Key takes part in the fingerprint: a
+// RefundID used again with other parameters answers the first refund's
+// result once it is settled, and is refused while it is not; used for
+// another intent, it is refused with ErrOpOfOtherIntent.
 type RefundRequest struct {
 	// RefundID is the caller's ID of this refund. Required; at most 255
 	// characters, no control characters or surrounding white space.
@@ -53,7 +55,10 @@ type RefundRequest struct {
 	Reason string
 	// Metadata is attached to the provider's refund, where it keeps any.
 	Metadata map[string]string
-	// Key, if set, is the idempotency key instead of a generated one.
+	// Key, if set, is the idempotency key instead of a generated one. It
+	// belongs to this refund alone, as ChargeRequest.Key to its intent: a
+	// key another charge or operation was made with is refused (a
+	// *ValidationError on Key, outcome failed, nothing sent).
 	Key string
 }
 

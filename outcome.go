@@ -25,10 +25,10 @@ func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error
 	switch v.Kind {
 	case KindSucceeded, KindPending:
 		ch := f.answer(v)
-		c.closeWith(ctx, f.claim, f.rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
+		c.closeWith(ctx, f.op, f.claim, f.rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
 		return f.op.answer(ctx, ch)
 	case KindDeclined:
-		if err := c.closeWith(ctx, f.claim, f.rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind}); err != nil {
+		if err := c.closeWith(ctx, f.op, f.claim, f.rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind}); err != nil {
 			// Declined, but the store still says open: a caller told
 			// "failed" would try another card and be refused for the
 			// open attempt. Unknown sends it back to this request, whose
@@ -43,7 +43,7 @@ func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error
 		// Nothing reached the part that moves money, as far as this flight
 		// can tell; the store's owner check makes it certain: had another
 		// flight held the lease since, the failure is not recorded.
-		if err := c.failIfHeld(ctx, f.claim, &storedOutcome{Refusal: v.Err, Kind: v.Kind}); err != nil {
+		if err := c.failIfHeld(ctx, f.op, f.claim, f.rec, &storedOutcome{Refusal: v.Err, Kind: v.Kind}); err != nil {
 			return fail(OutcomeUnknown, fmt.Errorf("%w: failure not recorded: %w", ErrOutcomeUnknown, err))
 		}
 		return fail(OutcomeFailed, failedSentinel(v.Kind))
@@ -170,18 +170,24 @@ func stateOf(k Kind) State {
 // closes the record for good, so freeing the flight's lease with it lets no
 // one else send, and the flight, its renewal refused, answers from the
 // store. Pending or failed it leaves to the flight, which learns it from the
-// provider: recorded, either would free the lease to another sender. A failure to record is logged and returned: a lost
+// provider: recorded, either would free the lease to another sender. The
+// operation records the outcome in the intent's ledger first (record); a
+// failure there leaves the record open. A failure to record is logged and returned: a lost
 // success only reopens the intent, which the next call settles by replay,
 // but a lost failure must not be told as a failure (see conclude).
-func (c *Client) closeWith(ctx context.Context, claim *Claim, rec Record, st State, out *storedOutcome) error {
+func (c *Client) closeWith(ctx context.Context, op operation, claim *Claim, rec Record, st State, out *storedOutcome) error {
 	if claim == nil && st != StateSucceeded {
 		return nil
 	}
 	raw, ref := out.encode()
-	var err error
-	if claim != nil {
+	// The operation's ledger learns the outcome first: once the record is
+	// closed, the store's retention may delete it.
+	err := op.record(context.WithoutCancel(ctx), rec, st, out)
+	switch {
+	case err != nil:
+	case claim != nil:
 		err = claim.Close(ctx, st, ref, raw)
-	} else {
+	default:
 		err = c.recordSuccess(ctx, rec, ref, raw)
 	}
 	if err != nil && !errors.Is(err, ErrAlreadyResolved) {
@@ -205,10 +211,24 @@ func (c *Client) recordSuccess(ctx context.Context, rec Record, ref string, raw 
 }
 
 // failIfHeld records a failure that rests on "nothing reached the
-// provider", only if the flight still holds its lease.
-func (c *Client) failIfHeld(ctx context.Context, claim *Claim, out *storedOutcome) error {
+// provider", only if the flight still holds its lease; then the
+// operation's ledger learns it (see record).
+func (c *Client) failIfHeld(ctx context.Context, op operation, claim *Claim, rec Record, out *storedOutcome) error {
 	raw, _ := out.encode()
-	return claim.CloseIfHeld(ctx, StateFailed, raw)
+	if err := claim.CloseIfHeld(ctx, StateFailed, raw); err != nil {
+		return err
+	}
+	c.recordAfter(ctx, op, rec, StateFailed)
+	return nil
+}
+
+// recordAfter tells the operation's ledger of a failure already closed in
+// its record. Lost, the entry stays open and counts: logged, not returned.
+func (c *Client) recordAfter(ctx context.Context, op operation, rec Record, st State) {
+	if err := op.record(context.WithoutCancel(ctx), rec, st, nil); err != nil {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: could not write a failure into the ledger; its amount stays counted",
+			slog.String("intent", rec.IntentID), slog.String("error", err.Error()))
+	}
 }
 
 // release gives the flight's lease back, keeping the intent open. After a
@@ -281,6 +301,10 @@ func (o *storedOutcome) encode() ([]byte, string) {
 func (c *Client) notSent(ctx context.Context, f *flight, err error) (*Charge, error) {
 	fail := func(o Outcome, cause error) (*Charge, error) {
 		return nil, &ChargeError{IntentID: f.rec.IntentID, Key: f.rec.Key, Outcome: o, Err: cause}
+	}
+	var a *errAnswered
+	if errors.As(err, &a) {
+		return c.answerBefore(ctx, f, a)
 	}
 	var r *refusal
 	if !errors.As(err, &r) {

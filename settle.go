@@ -87,6 +87,7 @@ func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, 
 		// leaving the intent unknown for ever.
 		raw, _ := (&storedOutcome{Kind: KindNotFound}).encode()
 		if claim.CloseIfHeld(ctx, StateFailed, raw) == nil {
+			c.recordAfter(ctx, op, rec, StateFailed)
 			return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
 				Err: fmt.Errorf("%w; the provider shows no charge under it", cause)}
 		}
@@ -120,10 +121,10 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 			}
 		}
 		ch := f.answer(v)
-		c.closeWith(ctx, claim, rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
+		c.closeWith(ctx, op, claim, rec, stateOf(v.Kind), &storedOutcome{Charge: ch, Kind: v.Kind})
 		return op.answer(ctx, ch)
 	case KindDeclined:
-		if err := c.closeWith(ctx, claim, rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind}); err != nil {
+		if err := c.closeWith(ctx, op, claim, rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind}); err != nil {
 			return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
 				Err: fmt.Errorf("%w: decline not recorded: %w", ErrStore, err)} // see conclude
 		}

@@ -20,10 +20,21 @@ const (
 
 // CheckMoney returns a *fakes.MoneyError naming every way money moved
 // wrong: an intent charged twice, a refund made twice (one refund ID under
-// two keys), refunds beyond the charge, an authorisation captured twice or
-// captured and cancelled; nil otherwise. NewClient runs it when the test
+// two keys), refunds beyond the charge or beyond what the test said it
+// meant (IntendRefund), an authorisation captured twice or captured and
+// cancelled; nil otherwise. NewClient runs it when the test
 // ends. CheckNoDuplicates is the part about charges.
 func (s *Server) CheckMoney() error { return s.api.Ledger().Check() }
+
+// IntendRefund tells the server that the code under test means to refund
+// amount of intentID in all (calls add up). CheckMoney, and NewClient's
+// check when the test ends, then fail with fakes.RefundedBeyondIntent when
+// the intent's refunds come to more: a consumer that retried an unknown
+// refund under a new refund ID refunded twice what it meant, however far
+// within the charge. Intents with no intention are not judged.
+func (s *Server) IntendRefund(intentID string, amount int64) {
+	s.api.Ledger().IntendRefund(intentID, amount)
+}
 
 // Ledger returns the server's books: every charge, refund, capture and
 // cancel it made, oldest first.

@@ -70,3 +70,50 @@ func TestServerCheckMoney(t *testing.T) {
 	require.True(t, me.Has(fakes.RefundedTwice))
 	require.Error(t, srv.CheckNoDuplicates())
 }
+
+// The classic consumer bug: a refund whose outcome is unknown, retried
+// under a new refund ID. Both refunds were made, 1,000 for the 500 meant;
+// the books alone see nothing wrong (1,000 is within the 1,500 charged),
+// but a test that says what it meant sees it.
+func TestCheckMoneySeesARefundRetriedUnderANewID(t *testing.T) {
+	t.Parallel()
+	srv := idempaytest.NewServer()
+	defer srv.Close()
+	ctx := context.Background()
+	c, err := idempay.New(idempay.Config{BaseURL: srv.URL, HTTPClient: srv.Client(), Store: memstore.New(),
+		Provider: idempay.OwnAPI{LookupPath: idempaytest.ChargePath, OpLookup: true},
+		Retry:    idempay.RetryPolicy{MaxAttempts: 1}})
+	require.NoError(t, err)
+	_, err = c.Charge(ctx, idempaytest.Request("order-1", 1500))
+	require.NoError(t, err)
+	srv.IntendRefund("order-1", 500)
+
+	srv.Fail("refund-1", idempaytest.Post) // refunded, the answer lost
+	_, err = c.Refund(ctx, idempay.RefundRequest{RefundID: "refund-1", IntentID: "order-1", Amount: 500, Currency: "JPY"})
+	require.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err), "%v", err)
+	_, err = c.Refund(ctx, idempay.RefundRequest{RefundID: "refund-2", IntentID: "order-1", Amount: 500, Currency: "JPY"})
+	require.NoError(t, err, "the consumer's bug: a new refund ID for a refund it does not know the end of")
+
+	var me *fakes.MoneyError
+	require.True(t, errors.As(srv.CheckMoney(), &me), "CheckMoney sees the bug")
+	require.True(t, me.Has(fakes.RefundedBeyondIntent), "%v", me)
+	require.False(t, me.Has(fakes.RefundedBeyondCharge))
+	require.Contains(t, me.Error(), "1000")
+}
+
+// A consumer that resumes the unknown refund under its own ID refunds what
+// it meant, and CheckMoney says so.
+func TestCheckMoneyPassesARefundResumedUnderItsID(t *testing.T) {
+	t.Parallel()
+	srv := idempaytest.NewServer()
+	defer srv.Close()
+	client := idempaytest.NewClient(t, srv)
+	ctx := context.Background()
+	_, err := client.Charge(ctx, idempaytest.Request("order-1", 1500))
+	require.NoError(t, err)
+	srv.IntendRefund("order-1", 500)
+	srv.Fail("refund-1", idempaytest.Post)
+	_, err = client.Refund(ctx, idempay.RefundRequest{RefundID: "refund-1", IntentID: "order-1", Amount: 500, Currency: "JPY"})
+	require.NoError(t, err)
+	require.NoError(t, srv.CheckMoney())
+}

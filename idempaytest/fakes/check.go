@@ -31,10 +31,16 @@ const (
 	CapturedNonAuthorization
 	// UnknownCharge: operations on a charge the books do not hold.
 	UnknownCharge
+	// RefundedBeyondIntent: an intent's refunds, summed over every refund
+	// that may have moved money, beyond what the consumer said it meant to
+	// refund (Ledger.IntendRefund): a refund retried under a new refund ID
+	// while its first outcome was unknown, say.
+	RefundedBeyondIntent
 )
 
 var kindNames = [...]string{"", "charged_twice", "refunded_twice", "refunded_beyond_charge", "captured_twice",
-	"captured_beyond_authorization", "captured_and_cancelled", "captured_non_authorization", "unknown_charge"}
+	"captured_beyond_authorization", "captured_and_cancelled", "captured_non_authorization", "unknown_charge",
+	"refunded_beyond_intent"}
 
 // String is the kind in snake case.
 func (k ViolationKind) String() string {
@@ -58,8 +64,11 @@ type Violation struct {
 	IDs, Keys []string
 	// Amount is what was refunded or captured in all, and Limit what was
 	// charged, captured or authorised (RefundedBeyondCharge,
-	// CapturedBeyondAuthorization).
+	// CapturedBeyondAuthorization), or meant (RefundedBeyondIntent).
 	Amount, Limit int64
+	// OpIDs are the operation IDs of the refunds involved
+	// (RefundedBeyondIntent), oldest first.
+	OpIDs []string
 }
 
 // String is the violation in one sentence.
@@ -82,6 +91,9 @@ func (v Violation) String() string {
 		return fmt.Sprintf("%s: %s captured or cancelled, but it was captured when charged", who, v.ChargeID)
 	case UnknownCharge:
 		return fmt.Sprintf("%s: %d operations on %s, which was never charged", who, len(v.IDs), v.ChargeID)
+	case RefundedBeyondIntent:
+		return fmt.Sprintf("intent %q refunded %d in %d refunds %q, more than the %d meant", v.Intent, v.Amount,
+			len(v.IDs), v.OpIDs, v.Limit)
 	}
 	return who + ": " + v.Kind.String()
 }

@@ -73,6 +73,7 @@ type Ledger struct {
 	ops     []Op
 	byID    map[chargeKey]int   // index of the first charge with an ID
 	opsOf   map[chargeKey][]int // indexes of each charge's ops
+	meant   map[string]int64    // the refunds the consumer meant, per intent (see IntendRefund)
 }
 
 // chargeKey names a charge in the books: IDs are the provider's, scoped
@@ -165,5 +166,5 @@ func (l *Ledger) Refunded(intent string) int64 {
 func (l *Ledger) Check() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return Check(l.charges, l.ops)
+	return joinMoney(Check(l.charges, l.ops), CheckIntended(l.ops, l.meant))
 }

@@ -309,6 +309,15 @@ func (s *loadFails) Load(ctx context.Context, namespace, intentID string) (idemp
 	return s.KeyStore.Load(ctx, namespace, intentID)
 }
 
+// Reserve fails the reservations of the namespace while on: the ledger's
+// lease, for a store error between an operation's record and its entry.
+func (s *loadFails) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
+	if s.on.Load() && r.Namespace == s.ns {
+		return idempay.Reservation{}, errors.New("store unreachable")
+	}
+	return s.KeyStore.Reserve(ctx, r)
+}
+
 // Rule: Omise keeps no capture object, so a capture's lookup can only say
 // "the charge is captured". A capture whose attempt never reached the
 // ledger (it stopped on a store error before its first byte) is never told
@@ -317,7 +326,7 @@ func (s *loadFails) Load(ctx context.Context, namespace, intentID string) (idemp
 // seeds 9048 and 60966, OPEN-11).
 func TestCaptureNeverTakesAnotherCapturesMoney(t *testing.T) {
 	clock := fakes.NewClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	store := &loadFails{KeyStore: memstore.New(memstore.WithClock(clock.Now)), ns: ns}
+	store := &loadFails{KeyStore: memstore.New(memstore.WithClock(clock.Now)), ns: ns + "/ledger"}
 	f := setupStore(t, store, []omisetest.Option{omisetest.WithTest(t), omisetest.WithSettings(fakes.Settings{Clock: clock.Now})},
 		quickRecheck, func(cfg *idempay.Config) { cfg.Clock = clock.Now })
 	req := thb("auth", "tokn_test_auth")

@@ -221,7 +221,7 @@ func TestManualCaptureIsAuthorisedSuccess(t *testing.T) {
 	require.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
 	require.NotNil(t, ch)
 	assert.True(t, ch.Authorized)
-	assert.Equal(t, idempay.StateSucceeded, ch.State, "the authorisation itself is settled")
+	assert.Equal(t, idempay.StatePending, ch.State, "pending until captured, as OutcomeOf says")
 	assert.Equal(t, "requires_capture", ch.Status)
 	rec, _ := store.Load(context.Background(), c.Namespace(), "auth")
 	assert.Equal(t, idempay.StateSucceeded, rec.State, "settled: never resent")
