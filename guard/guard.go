@@ -154,6 +154,17 @@ func (g *Guard) claimed(w http.ResponseWriter, r *http.Request, next http.Handle
 		g.answer(w, ev, Locked, unsettledProblem(g.cfg.lease))
 		return
 	}
+	if !claim.Held() {
+		// The store answered after the lease had run out: a retry may
+		// hold the key by now. Start no work on it.
+		if rerr := claim.Release(r.Context()); rerr != nil && !errors.Is(rerr, idempay.ErrLeaseLost) {
+			g.warn(r.Context(), "guard: release of a lapsed lease failed; it frees itself when the lease runs out", claim.Record().IntentID, rerr)
+		}
+		p := plainProblem(http.StatusServiceUnavailable, CodeStoreDown, "The request was not processed; retry with the same key.")
+		p.retryAfter = 1
+		g.answer(w, ev, StoreFailed, p)
+		return
+	}
 	g.run(w, r, next, claim, ev)
 }
 
