@@ -43,8 +43,27 @@
 // lease runs out within WithLease (10 s by default) and the next retry
 // runs the handler again. That, and a retry after a 5xx, is safe when the
 // handler charges through idempay with the request's key
-// (idempay.ChargeRequest.Key = KeyFrom(ctx)): the charge is resumed under
-// the same key, and the provider answers it from its record. Mark a
+// (idempay.ChargeRequest.BaseKey = KeyFrom(ctx)): the charge is resumed
+// under the same key, and the provider answers it from its record; after
+// an attempt that failed with nothing charged, the retry begins the next
+// attempt under idempay.AttemptKey(key, n).
+//
+// # What the frontend is answered
+//
+// With the handler of examples/bff (and the README), per outcome of the
+// charge:
+//
+//	succeeded            201, stored: every retry gets it, replayed
+//	pending              202, stored: the frontend follows the authorize URL
+//	declined             402 after MarkFinal, stored: final, replayed
+//	invalid              422 after MarkFinal, stored: final, replayed
+//	failed, nothing      503 + Retry-After, released: retry with the same
+//	charged (outage)     key; the retry begins the next attempt
+//	unknown              503 + Retry-After, released: retry with the same
+//	                     key; the retry resumes the same attempt under the
+//	                     same provider key (a handler that cannot resume
+//	                     calls MarkUnsettled: 409 until Guard.Settle)
+//	the store down       503 store_unavailable: retry with the same key Mark a
 // request unsettled only where running the handler again could repeat an
 // effect that no key protects.
 //
