@@ -32,6 +32,8 @@ type capture struct {
 	overflow bool // the body outgrew limit: body was dropped
 	holding  bool // nothing sent yet: the status and body wait in here
 	held     []byte
+	// headerSent: the status went to the client's writer.
+	headerSent bool
 }
 
 func newCapture(w http.ResponseWriter, limit int, hold func() bool) *capture {
@@ -41,19 +43,51 @@ func newCapture(w http.ResponseWriter, limit int, hold func() bool) *capture {
 // Header returns the live header map of the client's response.
 func (c *capture) Header() http.Header { return c.w.Header() }
 
-// WriteHeader sends the status, or holds it. Informational statuses (1xx)
-// go through without being recorded; after the final status, further
-// calls are passed on (net/http logs them) and ignored here.
+// WriteHeader records the status and the headers as they are now (what
+// net/http sends too), and holds them until the first byte of the body,
+// a Flush or the handler's end: then a Content-Type left to sniffing is
+// fixed from the first bytes, the same for the client and every replay.
+// Informational statuses (1xx) go through without being recorded; after
+// the final status, further calls are passed on (net/http logs them) and
+// ignored here.
 func (c *capture) WriteHeader(code int) {
 	if c.status == 0 && code >= 200 {
 		c.status = code
 		c.header = c.w.Header().Clone()
 		c.holding = c.hold != nil && c.hold()
-	}
-	if c.holding {
 		return
 	}
-	c.w.WriteHeader(code)
+	if c.status == 0 || c.headerSent {
+		c.w.WriteHeader(code)
+	}
+}
+
+// sendHeader sends the recorded status, unless it is held or sent
+// already.
+func (c *capture) sendHeader() {
+	if c.holding || c.headerSent || c.status == 0 {
+		return
+	}
+	c.headerSent = true
+	c.resetHeader(c.header)
+	c.w.WriteHeader(c.status)
+}
+
+// sniff sets the Content-Type net/http would sniff from the first bytes
+// written, when the handler set none (a handler that set it to nil asked
+// for none), so that it is recorded as it went out. Once set, later
+// writes find it set.
+func (c *capture) sniff(first []byte) {
+	if _, set := c.header["Content-Type"]; set || len(first) == 0 || !bodyAllowed(c.status) ||
+		c.header.Get("Transfer-Encoding") != "" {
+		return
+	}
+	c.header.Set("Content-Type", http.DetectContentType(first))
+}
+
+// bodyAllowed reports whether a response with status may have a body.
+func bodyAllowed(status int) bool {
+	return status != http.StatusNoContent && status != http.StatusNotModified && status >= 200
 }
 
 // Write sends b, or holds it, and records it while the body fits the
@@ -62,11 +96,15 @@ func (c *capture) Write(b []byte) (int, error) {
 	if c.status == 0 {
 		c.WriteHeader(http.StatusOK)
 	}
+	if !c.headerSent {
+		c.sniff(b)
+	}
 	c.keep(b)
 	if c.holding {
 		c.held = append(c.held, b...)
 		return len(b), nil
 	}
+	c.sendHeader()
 	return c.w.Write(b)
 }
 
@@ -94,6 +132,7 @@ func (c *capture) FlushError() error {
 	if c.holding {
 		return nil
 	}
+	c.sendHeader()
 	return http.NewResponseController(c.w).Flush()
 }
 
@@ -118,13 +157,14 @@ func (c *capture) result() (status int, header http.Header) {
 
 // send writes a held response to the client, with the headers as they
 // were when its status was written.
+// It sends a status not sent yet (a handler that wrote no body) too.
 func (c *capture) send() {
 	if !c.holding {
+		c.sendHeader()
 		return
 	}
 	c.holding = false
-	c.resetHeader(c.header)
-	c.w.WriteHeader(c.status)
+	c.sendHeader()
 	if len(c.held) > 0 {
 		_, _ = c.w.Write(c.held)
 	}

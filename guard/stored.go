@@ -63,12 +63,14 @@ func decodeStored(b []byte) (stored, error) {
 }
 
 // keepHeaders returns the headers of h that are in allow and not in deny,
-// with their own copies of the values.
+// with their own copies of the values. A Content-Type set to no value is
+// kept as such: it is how a handler asks net/http not to sniff one, and
+// the replay must ask the same.
 func keepHeaders(h http.Header, allow, deny []string) map[string][]string {
 	var out map[string][]string
 	for name, vs := range h {
 		name = http.CanonicalHeaderKey(name)
-		if !slices.Contains(allow, name) || slices.Contains(deny, name) || len(vs) == 0 {
+		if !slices.Contains(allow, name) || slices.Contains(deny, name) || (len(vs) == 0 && name != "Content-Type") {
 			continue
 		}
 		if out == nil {
