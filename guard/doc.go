@@ -63,15 +63,21 @@
 //	                     key; the retry resumes the same attempt under the
 //	                     same provider key (a handler that cannot resume
 //	                     calls MarkUnsettled: 409 until Guard.Settle)
-//	the store down       503 store_unavailable: retry with the same key Mark a
-// request unsettled only where running the handler again could repeat an
-// effect that no key protects.
+//	the store down       503 store_unavailable: retry with the same key
+//
+// Mark a request unsettled only where running the handler again could
+// repeat an effect that no key protects.
 //
 // # What is stored
 //
 // The status, the headers in the replay list (DefaultReplayHeaders and
 // WithReplayHeaders; never those of DefaultSecretHeaders, such as
-// Set-Cookie and Authorization) and the body, up to WithMaxResponse.
+// Set-Cookie and Authorization) and the body as the handler wrote it (not
+// as far as the connection took it: a client gone mid-answer, or an
+// http.TimeoutHandler outside the guard, do not cut it), up to
+// WithMaxResponse. A Content-Type the handler left to net/http's sniffing
+// is fixed from the first bytes written, so every replay carries the one
+// the first answer did.
 // Trailers and 1xx responses are not stored. A response to store whose
 // body is larger is still sent, and the record is closed with a marker:
 // every replay answers 500 response_not_stored, marked replayed, so that
@@ -91,6 +97,9 @@
 // # Streaming
 //
 // The response goes to the client as the handler writes it (Flush works);
-// the guard records a copy. A handler that hijacks the connection
+// the guard records a copy. The response of a request marked unsettled
+// before its status was written is held instead, until its record (the
+// lock, or the response) is written durably: no client sees an answer
+// whose retry could find the key free. A handler that hijacks the connection
 // (WebSocket) cannot be guarded: the ResponseWriter does not offer Hijack.
 package guard
