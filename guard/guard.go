@@ -95,8 +95,7 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	}
 	req := &request{key: key, identity: id}
 	fp := fingerprint(r, id, body)
-	claim, res, err := g.claims.Reserve(r.Context(), idempay.ReserveRequest{Namespace: g.ns,
-		IntentID: recordID(id, key), Attempt: 1, Key: key, Fingerprint: fp})
+	claim, res, err := g.reserve(r.Context(), recordID(id, key), key, fp)
 	if err != nil {
 		g.warn(r.Context(), "guard: reserve failed; answered 503", recordID(id, key), err)
 		p := plainProblem(http.StatusServiceUnavailable, CodeStoreDown, "The request was not processed; retry with the same key.")
@@ -109,6 +108,30 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 		return
 	}
 	g.claimed(w, withBody(context.WithValue(r.Context(), ctxKey{}, req), r, body), next, claim, ev)
+}
+
+// reserve reserves the request's record: its first attempt, or, over a
+// record released by an earlier request with the same parameters, the
+// next attempt (a retry that runs the handler again).
+func (g *Guard) reserve(ctx context.Context, recID, key, fp string) (*idempay.Claim, idempay.Reservation, error) {
+	req := idempay.ReserveRequest{Namespace: g.ns, IntentID: recID, Attempt: 1, Key: key, Fingerprint: fp}
+	for range 3 { // another retry beginning the next attempt meanwhile is answered 409
+		claim, res, err := g.claims.Reserve(ctx, req)
+		if err != nil || claim != nil || !released(res.Record) || res.Record.Fingerprint != fp {
+			return claim, res, err
+		}
+		req.Attempt = res.Record.Attempt + 1
+	}
+	return nil, idempay.Reservation{}, errors.New("guard: the record's attempts moved on while this request reserved")
+}
+
+// released reports whether rec was given back for a retry.
+func released(rec idempay.Record) bool {
+	if rec.State != idempay.StateFailed {
+		return false
+	}
+	s, err := decodeStored(rec.Result)
+	return err == nil && s.Kind == kindReleased
 }
 
 // unclaimed answers a request whose key another request holds or has
@@ -157,9 +180,7 @@ func (g *Guard) claimed(w http.ResponseWriter, r *http.Request, next http.Handle
 	if !claim.Held() {
 		// The store answered after the lease had run out: a retry may
 		// hold the key by now. Start no work on it.
-		if rerr := claim.Release(r.Context()); rerr != nil && !errors.Is(rerr, idempay.ErrLeaseLost) {
-			g.warn(r.Context(), "guard: release of a lapsed lease failed; it frees itself when the lease runs out", claim.Record().IntentID, rerr)
-		}
+		g.release(r.Context(), claim)
 		p := plainProblem(http.StatusServiceUnavailable, CodeStoreDown, "The request was not processed; retry with the same key.")
 		p.retryAfter = 1
 		g.answer(w, ev, StoreFailed, p)

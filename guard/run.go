@@ -77,12 +77,7 @@ func (g *Guard) record(ctx context.Context, claim *idempay.Claim, req *request, 
 // giveBack releases the key for a retry, or keeps it locked as unsettled.
 func (g *Guard) giveBack(ctx context.Context, claim *idempay.Claim, req *request, r *http.Request) Outcome {
 	if !req.unsettled.Load() {
-		err := claim.Release(ctx)
-		if err != nil && !errors.Is(err, idempay.ErrLeaseLost) {
-			// Taken over after the lease ran out is fine: nothing left
-			// to give back. Anything else frees itself with the lease.
-			g.warn(ctx, "guard: key not given back; it frees itself when the lease runs out", claim.Record().IntentID, err)
-		}
+		g.release(ctx, claim)
 		return Released
 	}
 	lock := stored{Kind: kindUnsettled, Identity: req.identity, Method: r.Method, Path: r.URL.Path,
@@ -95,6 +90,20 @@ func (g *Guard) giveBack(ctx context.Context, claim *idempay.Claim, req *request
 	}
 	return Unsettled
 }
+
+// release gives a claimed key back for a retry: the record is closed as
+// released (so that Expire deletes it in time), and the next request with
+// the key begins its next attempt. Taken over after the lease ran out is
+// fine: nothing left to give back. Anything else frees itself with the
+// lease.
+func (g *Guard) release(ctx context.Context, claim *idempay.Claim) {
+	err := claim.CloseAsOwner(ctx, idempay.StateFailed, releasedResult)
+	if err != nil && !errors.Is(err, idempay.ErrLeaseLost) {
+		g.warn(ctx, "guard: key not given back; it frees itself when the lease runs out", claim.Record().IntentID, err)
+	}
+}
+
+var releasedResult = stored{Kind: kindReleased}.encode()
 
 // storable reports whether a response is the request's final answer: a
 // 2xx, or below 500 and marked final.
