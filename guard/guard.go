@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 
 	"github.com/idempay/idempay"
@@ -24,9 +25,10 @@ type Guard struct {
 // New returns a Guard keeping its records in store, in the namespace
 // NamespacePrefix + scope (WithScope). WithIdentity is required. It
 // returns a *ConfigError, matching ErrInvalidConfig, for a nil store or an
-// option it refuses.
+// option it refuses. A store that is nil inside the interface (a typed
+// nil pointer) is nil too.
 func New(store idempay.KeyStore, opts ...Option) (*Guard, error) {
-	if store == nil {
+	if isNilStore(store) {
 		return nil, configErr("store", "is nil")
 	}
 	cfg, err := newConfig(opts)
@@ -210,4 +212,17 @@ func bodyProblem(err error, limit int64) problem {
 func corruptProblem() problem {
 	return plainProblem(http.StatusInternalServerError, CodeResultCorrupt,
 		"The stored result of this request cannot be read; it was not processed again.")
+}
+
+// isNilStore reports whether store is nil, or a nil pointer, map, func or
+// the like in the interface: every call on it would fail or panic.
+func isNilStore(store idempay.KeyStore) bool {
+	if store == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(store); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
