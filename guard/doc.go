@@ -85,8 +85,10 @@
 // instead of sending the operation again under a new key. Records are
 // deleted by the store's Expire like charge records, from the time they
 // were closed; a retry after that runs the handler again, so keep records
-// longer than any client retries (24 hours at least). Locked records are
-// never expired.
+// longer than any client retries (24 hours at least). A released record
+// is closed as released, and expires the same way from its release (its
+// retry begins the record's next attempt); locked records are never
+// expired.
 //
 // # What it costs
 //
