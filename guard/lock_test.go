@@ -204,3 +204,29 @@ func TestUnsettledLockGivesUp(t *testing.T) {
 		t.Fatalf("event %+v", e)
 	}
 }
+
+// Rule: a store out of reach for every call gives up too, whatever the
+// guard's clock says (a clock that does not move, a virtual one): the
+// request ends, answered 503.
+func TestUnsettledLockGivesUpOnAStoreOutOfReach(t *testing.T) {
+	w := newLockWorld(t)
+	var down atomic.Bool
+	w.store.set(func(s *faultStore) {
+		s.failResolve = func(res idempay.Resolution) bool {
+			if isLock(res) {
+				down.Store(true)
+			}
+			return down.Load()
+		}
+		s.onReserve = func(idempay.ReserveRequest, idempay.Reservation) error {
+			if down.Load() {
+				return errInjected
+			}
+			return nil
+		}
+	})
+	h := &scripted{statuses: []int{http.StatusBadGateway}, unsettled: map[int]bool{1: true}}
+	if r := serve(w.g.Wrap(h), post("x")); r.Code != http.StatusServiceUnavailable || problemCode(t, r) != guard.CodeStoreDown {
+		t.Fatalf("answer %d %s; want 503 %s", r.Code, r.Body, guard.CodeStoreDown)
+	}
+}

@@ -34,14 +34,21 @@ var errGaveUp = errors.New("guard: store did not take the record's final state w
 
 // firstRetryWait is the wait before the first try again of a final write;
 // it doubles up to a third of the lease.
-const firstRetryWait = 5 * time.Millisecond
+const firstRetryWait = 2 * time.Millisecond
+
+// maxRenewFailures bounds how often in a row the store may refuse to give
+// the lease back to persist before it gives up: with the waits doubling,
+// about a quarter of a second of a store out of reach.
+const maxRenewFailures = 8
 
 // persist writes f through claim. If mustLand, a store error does not end
 // it: it takes the lease again as the same owner (so no retry of the
-// request can take the key meanwhile) and writes again, until f is
-// written, the record is another request's, or the store has refused both
-// for a whole lease on the guard's clock (errGaveUp: by then the lease may
-// have run out).
+// request can take the key meanwhile) and writes again, for as long as the
+// store gives the lease back, until f is written or the record is another
+// request's. It gives up (errGaveUp) once the store has refused the lease
+// maxRenewFailures times in a row, or for a whole lease on the guard's
+// clock: by then the lease may run out, and nothing this request could
+// write would keep a retry from running the handler.
 func (g *Guard) persist(ctx context.Context, claim *idempay.Claim, f final, mustLand bool) error {
 	ctx = context.WithoutCancel(ctx) // the client gone or not, the record must end right
 	err := f.write(ctx, claim)
@@ -51,12 +58,12 @@ func (g *Guard) persist(ctx context.Context, claim *idempay.Claim, f final, must
 	rec := claim.Record()
 	req := idempay.ReserveRequest{Namespace: g.ns, IntentID: rec.IntentID, Attempt: rec.Attempt,
 		Key: rec.Key, Fingerprint: rec.Fingerprint, Owner: claim.Owner()}
-	giveUp, wait := g.cfg.clock().Add(g.cfg.lease), firstRetryWait
+	giveUp, wait, refused := g.cfg.clock().Add(g.cfg.lease), firstRetryWait, 0
 	for {
 		if errors.Is(err, idempay.ErrAlreadyResolved) {
 			return g.landed(ctx, req, f) // an earlier try's reply was lost
 		}
-		if !g.cfg.clock().Before(giveUp) {
+		if !g.cfg.clock().Before(giveUp) || refused >= maxRenewFailures {
 			return fmt.Errorf("%w: %w", errGaveUp, err)
 		}
 		if serr := sleep(ctx, wait); serr != nil {
@@ -67,12 +74,12 @@ func (g *Guard) persist(ctx context.Context, claim *idempay.Claim, f final, must
 		cl, res, rerr := g.claims.Reserve(ctx, req)
 		switch {
 		case rerr != nil:
-			err = rerr
+			err, refused = rerr, refused+1
 			continue
 		case cl == nil:
 			return written(res.Record, f)
 		}
-		giveUp = start.Add(g.cfg.lease)
+		giveUp, refused = start.Add(g.cfg.lease), 0
 		if err = f.write(ctx, cl); err == nil || errors.Is(err, idempay.ErrLeaseLost) {
 			return err
 		}
