@@ -92,8 +92,10 @@
 //
 // # What it costs
 //
-// A first request costs two store round trips (Reserve, then Close or
-// Release), a replay, a 409 or a 422 one. A handler that runs longer than
+// A first request costs two store round trips (Reserve, then the close:
+// with the response, as released, or locked), a retry of a released key
+// one more (the Reserve that begins its next attempt), a replay, a 409 or
+// a 422 one. A handler that runs longer than
 // a third of the lease adds one renewal per third.
 //
 // # Streaming
