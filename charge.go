@@ -69,6 +69,17 @@ type ChargeRequest struct {
 	// is refused the same way, outcome failed, nothing sent, and stays
 	// chargeable under another key.
 	Key string
+
+	// BaseKey, instead of Key, names one user action across its attempts:
+	// the frontend's Idempotency-Key that a guarded BFF handler passes on
+	// (guard.KeyFrom). Attempt 1 is sent under BaseKey itself, attempt n
+	// under AttemptKey(BaseKey, n): so when an attempt failed for good
+	// with nothing charged (ErrUnreachable: nothing reached the provider),
+	// the frontend's retry of the same action, with the same key, begins
+	// the next attempt under a key of its own instead of being refused.
+	// A decline is never retried by it: the same parameters are answered
+	// the stored decline. Rules as for Key; at most one of the two is set.
+	BaseKey string
 }
 
 // LogValue keeps the Source out of logs.

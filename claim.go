@@ -222,6 +222,21 @@ func (cl *Claim) CloseIfHeld(ctx context.Context, st State, result []byte) error
 	return cl.write(ctx, Resolution{State: st, Result: result, LeaseOwner: cl.owner, Durable: cl.cfg.Durable})
 }
 
+// CloseAsOwner closes like Close, but only while the record's lease is
+// still this claim's owner's in the store, checked in the same step as the
+// write: for a result that the work of a holder who took the record over
+// would contradict (a guarded handler's response after a pause longer than
+// the lease, while a retry runs it again). Unlike CloseIfHeld, a lease that
+// ran out without anyone taking it does not stop it. It returns
+// ErrLeaseLost, changing nothing, when another owner holds the record or it
+// was released.
+func (cl *Claim) CloseAsOwner(ctx context.Context, st State, result []byte) error {
+	if !cl.finish() {
+		return ErrClaimFinished
+	}
+	return cl.write(ctx, Resolution{State: st, Result: result, LeaseOwner: cl.owner, Durable: cl.cfg.Durable})
+}
+
 // Release gives the lease back and leaves the record unsettled, for the
 // next caller to try again. It names this claim's owner, so after a
 // takeover it changes nothing and returns ErrLeaseLost: the lease was no
@@ -231,12 +246,15 @@ func (cl *Claim) Release(ctx context.Context) error {
 }
 
 // ReleaseWith releases the lease like Release and, if result is not nil,
-// stores it with the unsettled record (a pending charge's latest state).
+// stores it with the unsettled record (a pending charge's latest state, a
+// guarded request's lock). A result is written durably if the ClaimConfig
+// says Durable: it may be what keeps the work from running again.
 func (cl *Claim) ReleaseWith(ctx context.Context, result []byte) error {
 	if !cl.finish() {
 		return ErrClaimFinished
 	}
-	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner})
+	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner,
+		Durable: cl.cfg.Durable && result != nil})
 }
 
 // releaseIfUnchanged releases the lease storing result, as ReleaseWith

@@ -52,6 +52,7 @@ type opSlot struct {
 	namespace, id string
 	fp            string // the fingerprint of the parameters
 	key           string // the caller's key, empty for a generated one
+	base          bool   // key is a BaseKey: attempt n goes under AttemptKey(key, n)
 }
 
 // flightID is the operation's identity in the flight group: one flight
@@ -68,7 +69,8 @@ type chargeOp struct {
 var _ operation = chargeOp{}
 
 func (o chargeOp) slot() opSlot {
-	return opSlot{namespace: o.c.namespace, id: o.req.IntentID, fp: o.fp, key: o.req.Key}
+	return opSlot{namespace: o.c.namespace, id: o.req.IntentID, fp: o.fp, key: o.req.Key + o.req.BaseKey,
+		base: o.req.BaseKey != ""}
 }
 
 func (o chargeOp) secrets() []Secret { return []Secret{o.req.Source} }

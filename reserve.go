@@ -2,9 +2,12 @@ package idempay
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -22,7 +25,7 @@ func (c *Client) execute(ctx context.Context, op operation, prog *progress) (*Ch
 	attempt := 1
 	var history []PastAttempt
 	for range maxReserveSteps {
-		key, err := c.attemptKey(s, history)
+		key, err := c.attemptKey(s, attempt, history)
 		if err != nil {
 			return nil, err
 		}
@@ -63,15 +66,20 @@ func (c *Client) execute(ctx context.Context, op operation, prog *progress) (*Ch
 // provider: its failure may already have been told under that key (a
 // guarded BFF stores "declined" for the frontend's key and replays it), so
 // a later attempt that charged under it would make that answer false.
-// After a failure, a new attempt needs a new key.
-func (c *Client) attemptKey(s opSlot, history []PastAttempt) (string, error) {
+// After a failure, a new attempt needs a new key: a caller's BaseKey
+// derives it (AttemptKey), a caller's Key is refused.
+func (c *Client) attemptKey(s opSlot, attempt int, history []PastAttempt) (string, error) {
 	if s.key != "" {
-		i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == s.key })
+		key, field := s.key, "Key"
+		if s.base {
+			key, field = AttemptKey(s.key, attempt), "BaseKey"
+		}
+		i := slices.IndexFunc(history, func(p PastAttempt) bool { return p.Key == key })
 		if i >= 0 {
 			return "", &ChargeError{IntentID: s.id, Outcome: OutcomeFailed,
-				Err: invalid("Key", "was the key of attempt %d of %q, which failed; a new attempt needs a new key", history[i].Attempt, s.id)}
+				Err: invalid(field, "was the key of attempt %d of %q, which failed; a new attempt needs a new key", history[i].Attempt, s.id)}
 		}
-		return s.key, nil
+		return key, nil
 	}
 	key := c.newKey()
 	if err := ValidateKey(key); err != nil {
@@ -175,4 +183,18 @@ func outcomeOfState(s State) Outcome {
 		return OutcomePending
 	}
 	return OutcomeUnknown
+}
+
+// AttemptKey is the idempotency key of attempt n of the user action whose
+// key is base (ChargeRequest.BaseKey): base itself for attempt 1; for a
+// later attempt, a key of its own derived from base and n alone, so that
+// every instance of a service derives the same one, and no two attempts
+// (nor two bases) share one. It is at most 59 characters whatever the
+// base's length.
+func AttemptKey(base string, n int) string {
+	if n <= 1 {
+		return base
+	}
+	sum := sha256.Sum256([]byte("idempay attempt key\x00" + base + "\x00" + strconv.Itoa(n)))
+	return "attempt-" + strconv.Itoa(n) + "-" + hex.EncodeToString(sum[:20])
 }

@@ -1,6 +1,7 @@
 package idempay
 
 import (
+	"errors"
 	"net/url"
 	"strings"
 	"unicode"
@@ -120,7 +121,19 @@ func validateReturnURL(raw string) error {
 }
 
 func (r ChargeRequest) validateKey() error {
-	if r.Key == "" {
+	switch {
+	case r.Key != "" && r.BaseKey != "":
+		return invalid("BaseKey", "is set with Key; give one of the two")
+	case r.BaseKey != "":
+		if err := ValidateKey(r.BaseKey); err != nil {
+			var ve *ValidationError
+			if errors.As(err, &ve) {
+				ve.Field = "BaseKey"
+			}
+			return err
+		}
+		return nil
+	case r.Key == "":
 		return nil
 	}
 	return ValidateKey(r.Key)

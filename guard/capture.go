@@ -2,13 +2,21 @@ package guard
 
 import (
 	"net/http"
+	"slices"
 	"time"
 )
 
 // capture is the ResponseWriter the guarded handler writes to. Everything
 // goes through to the client as it is written (so Flush works and a slow
 // handler streams); on the way it records the status, the headers as they
-// were when the status was sent, and the body up to a limit, for the store.
+// were when the status was sent, and the body as the handler wrote it (not
+// as far as the connection took it: a client gone, a TimeoutHandler
+// outside), up to a limit, for the store.
+//
+// A request already marked unsettled when its status is written is held
+// instead: nothing reaches the client until the guard has written the
+// record's final state (the lock, or the response), so that no client sees
+// an answer whose retry could find the key free. Flush waits then too.
 //
 // It supports http.Flusher and, through http.ResponseController, write and
 // read deadlines. It does not support Hijack, on purpose: bytes written to
@@ -17,56 +25,114 @@ import (
 type capture struct {
 	w        http.ResponseWriter
 	limit    int
+	hold     func() bool // asked when the status is written: hold the response?
 	status   int
-	header   http.Header // snapshot when the status was sent
+	header   http.Header // snapshot when the status was written
 	body     []byte
 	overflow bool // the body outgrew limit: body was dropped
-	written  int64
+	holding  bool // nothing sent yet: the status and body wait in here
+	held     []byte
+	// headerSent: the status went to the client's writer.
+	headerSent bool
 }
 
-func newCapture(w http.ResponseWriter, limit int) *capture {
-	return &capture{w: w, limit: limit}
+func newCapture(w http.ResponseWriter, limit int, hold func() bool) *capture {
+	return &capture{w: w, limit: limit, hold: hold}
 }
 
 // Header returns the live header map of the client's response.
 func (c *capture) Header() http.Header { return c.w.Header() }
 
-// WriteHeader sends the status. Informational statuses (1xx) go through
-// without being recorded; after the final status, further calls are
-// passed on (net/http logs them) and ignored here.
+// WriteHeader records the status and the headers as they are now (what
+// net/http sends too), and holds them until the first byte of the body,
+// a Flush or the handler's end: then a Content-Type left to sniffing is
+// fixed from the first bytes, the same for the client and every replay.
+// Informational statuses (1xx) go through without being recorded; after
+// the final status, further calls are passed on (net/http logs them) and
+// ignored here.
 func (c *capture) WriteHeader(code int) {
 	if c.status == 0 && code >= 200 {
 		c.status = code
 		c.header = c.w.Header().Clone()
+		c.holding = c.hold != nil && c.hold()
+		return
 	}
-	c.w.WriteHeader(code)
+	if c.status == 0 || c.headerSent {
+		c.w.WriteHeader(code)
+	}
 }
 
-// Write sends b and records it while the body fits the limit.
+// sendHeader sends the recorded status, unless it is held or sent
+// already.
+func (c *capture) sendHeader() {
+	if c.holding || c.headerSent || c.status == 0 {
+		return
+	}
+	c.headerSent = true
+	c.resetHeader(c.header)
+	c.w.WriteHeader(c.status)
+}
+
+// sniff sets the Content-Type net/http would sniff from the first bytes
+// written, when the handler set none (a handler that set it to nil asked
+// for none), so that it is recorded as it went out. Once set, later
+// writes find it set.
+func (c *capture) sniff(first []byte) {
+	if _, set := c.header["Content-Type"]; set || len(first) == 0 || !bodyAllowed(c.status) ||
+		c.header.Get("Transfer-Encoding") != "" {
+		return
+	}
+	c.header.Set("Content-Type", http.DetectContentType(first))
+}
+
+// bodyAllowed reports whether a response with status may have a body.
+func bodyAllowed(status int) bool {
+	return status != http.StatusNoContent && status != http.StatusNotModified && status >= 200
+}
+
+// Write sends b, or holds it, and records it while the body fits the
+// limit.
 func (c *capture) Write(b []byte) (int, error) {
 	if c.status == 0 {
 		c.WriteHeader(http.StatusOK)
 	}
-	n, err := c.w.Write(b)
-	c.written += int64(n)
-	if !c.overflow {
-		if len(c.body)+n > c.limit {
-			c.overflow, c.body = true, nil
-		} else {
-			c.body = append(c.body, b[:n]...)
-		}
+	if !c.headerSent {
+		c.sniff(b)
 	}
-	return n, err
+	c.keep(b)
+	if c.holding {
+		c.held = append(c.held, b...)
+		return len(b), nil
+	}
+	c.sendHeader()
+	return c.w.Write(b)
+}
+
+// keep records b as the handler wrote it, while the body fits the limit.
+func (c *capture) keep(b []byte) {
+	if c.overflow {
+		return
+	}
+	if len(c.body)+len(b) > c.limit {
+		c.overflow, c.body = true, nil
+		return
+	}
+	c.body = append(c.body, b...)
 }
 
 // Flush sends what is buffered, if the client's writer can.
 func (c *capture) Flush() { _ = c.FlushError() }
 
-// FlushError is Flush for http.ResponseController, with the error.
+// FlushError is Flush for http.ResponseController, with the error. A held
+// response is not flushed: it goes out once its record is written.
 func (c *capture) FlushError() error {
 	if c.status == 0 {
 		c.WriteHeader(http.StatusOK)
 	}
+	if c.holding {
+		return nil
+	}
+	c.sendHeader()
 	return http.NewResponseController(c.w).Flush()
 }
 
@@ -80,7 +146,7 @@ func (c *capture) SetReadDeadline(t time.Time) error {
 	return http.NewResponseController(c.w).SetReadDeadline(t)
 }
 
-// result is the response as the client got it: a handler that wrote
+// result is the response as the handler wrote it: a handler that wrote
 // nothing sent an empty 200, with its headers as they are at the end.
 func (c *capture) result() (status int, header http.Header) {
 	if c.status == 0 {
@@ -88,3 +154,44 @@ func (c *capture) result() (status int, header http.Header) {
 	}
 	return c.status, c.header
 }
+
+// send writes a held response to the client, with the headers as they
+// were when its status was written.
+// It sends a status not sent yet (a handler that wrote no body) too.
+func (c *capture) send() {
+	if !c.holding {
+		c.sendHeader()
+		return
+	}
+	c.holding = false
+	c.sendHeader()
+	if len(c.held) > 0 {
+		_, _ = c.w.Write(c.held)
+	}
+	c.held = nil
+}
+
+// discard drops a held response, and the handler's headers with it, for
+// the guard to answer in its place. It reports whether there was one.
+func (c *capture) discard() bool {
+	if !c.holding {
+		return false
+	}
+	c.holding, c.held = false, nil
+	c.resetHeader(nil)
+	return true
+}
+
+// resetHeader makes the client's header map exactly h.
+func (c *capture) resetHeader(h http.Header) {
+	live := c.w.Header()
+	for name := range live {
+		delete(live, name)
+	}
+	for name, vs := range h {
+		live[name] = slices.Clone(vs)
+	}
+}
+
+// started reports whether the handler wrote a status or a byte.
+func (c *capture) started() bool { return c.status != 0 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/guard"
+	"github.com/idempay/idempay/keystore/memstore"
 )
 
 // Rule: every refused option is a *ConfigError matching ErrInvalidConfig,
@@ -49,5 +51,19 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	g, err := guard.New(newMem(), id, guard.WithScope("checkout"))
 	if err != nil || g.Namespace() != "guard:checkout" {
 		t.Fatalf("valid options: %v, namespace %q", err, g.Namespace())
+	}
+}
+
+// Rule: New refuses a store that is nil inside its interface (a typed
+// nil, such as a *memstore.Store never assigned), as idempay.New does,
+// with a *ConfigError naming the store: otherwise every request would be
+// answered 503 "retry with the same key" for ever.
+func TestNewRefusesATypedNilStore(t *testing.T) {
+	var store *memstore.Store
+	var ks idempay.KeyStore = store
+	_, err := guard.New(ks, guard.WithIdentity(guard.SingleTenant))
+	var ce *guard.ConfigError
+	if !errors.As(err, &ce) || !errors.Is(err, guard.ErrInvalidConfig) || ce.Option != "store" {
+		t.Fatalf("typed-nil store: %v, want a *ConfigError on store", err)
 	}
 }

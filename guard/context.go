@@ -22,10 +22,13 @@ func fromContext(ctx context.Context) *request {
 
 // KeyFrom returns the Idempotency-Key of the guarded request whose context
 // is ctx, decoded (without the quotes of the structured-field form), and
-// whether there is one. Pass it on as idempay.ChargeRequest.Key: then the
-// frontend's key, this service's record of the request and the key the
-// payment provider sees are one, and a retry that runs the handler again
-// (after a 5xx, a panic or a crash) charges nothing twice.
+// whether there is one. Pass it on as idempay.ChargeRequest.BaseKey: the
+// frontend's key names one user action, this service's record of the
+// request, and the provider's key of the action's first attempt. A retry
+// that runs the handler again (after a 5xx, a panic or a crash) resumes
+// the attempt under its key, and charges nothing twice; a retry after an
+// attempt that failed with nothing charged (ErrUnreachable) begins the next
+// attempt under idempay.AttemptKey(key, n) instead of being refused.
 func KeyFrom(ctx context.Context) (string, bool) {
 	if r := fromContext(ctx); r != nil {
 		return r.key, true
@@ -46,7 +49,9 @@ func IdentityFrom(ctx context.Context) (string, bool) {
 // status is below 500, is the request's final answer and is to be stored
 // and replayed: a decline (402), a validation error that a retry cannot
 // change (422). Without it only 2xx answers are stored, and a 3xx or 4xx
-// releases the key, so a retry runs the handler again. It reports whether
+// releases the key, so a retry runs the handler again. Never mark an
+// outage final (idempay.ErrUnreachable, an unknown outcome): answer it
+// with a 5xx, which releases the key for the retry. It reports whether
 // ctx belongs to a guarded request. It has no effect on a 5xx.
 func MarkFinal(ctx context.Context) bool {
 	r := fromContext(ctx)
@@ -62,8 +67,15 @@ func MarkFinal(ctx context.Context) bool {
 // is then not stored (a 5xx, a 4xx not marked final, a panic), the key
 // stays locked: every retry gets 409 until Guard.Settle records the answer
 // or Guard.Reopen lets the handler run again. A stored response (2xx, or
-// final) settles the request by itself. It reports whether ctx belongs to
-// a guarded request.
+// final) settles the request by itself.
+//
+// Call it before writing the status: the response of a request marked
+// unsettled is then held back until its record is written, durably (the
+// lock, or the stored response), and the write is tried again after a
+// store error while the guard keeps the lease; if the store refuses it for
+// a whole lease, the client gets 503 "retry with the same key" instead of
+// the handler's answer. It reports whether ctx belongs to a guarded
+// request.
 func MarkUnsettled(ctx context.Context) bool {
 	r := fromContext(ctx)
 	if r != nil {

@@ -43,16 +43,41 @@
 // lease runs out within WithLease (10 s by default) and the next retry
 // runs the handler again. That, and a retry after a 5xx, is safe when the
 // handler charges through idempay with the request's key
-// (idempay.ChargeRequest.Key = KeyFrom(ctx)): the charge is resumed under
-// the same key, and the provider answers it from its record. Mark a
-// request unsettled only where running the handler again could repeat an
-// effect that no key protects.
+// (idempay.ChargeRequest.BaseKey = KeyFrom(ctx)): the charge is resumed
+// under the same key, and the provider answers it from its record; after
+// an attempt that failed with nothing charged, the retry begins the next
+// attempt under idempay.AttemptKey(key, n).
+//
+// # What the frontend is answered
+//
+// With the handler of examples/bff (and the README), per outcome of the
+// charge:
+//
+//	succeeded            201, stored: every retry gets it, replayed
+//	pending              202, stored: the frontend follows the authorize URL
+//	declined             402 after MarkFinal, stored: final, replayed
+//	invalid              422 after MarkFinal, stored: final, replayed
+//	failed, nothing      503 + Retry-After, released: retry with the same
+//	charged (outage)     key; the retry begins the next attempt
+//	unknown              503 + Retry-After, released: retry with the same
+//	                     key; the retry resumes the same attempt under the
+//	                     same provider key (a handler that cannot resume
+//	                     calls MarkUnsettled: 409 until Guard.Settle)
+//	the store down       503 store_unavailable: retry with the same key
+//
+// Mark a request unsettled only where running the handler again could
+// repeat an effect that no key protects.
 //
 // # What is stored
 //
 // The status, the headers in the replay list (DefaultReplayHeaders and
 // WithReplayHeaders; never those of DefaultSecretHeaders, such as
-// Set-Cookie and Authorization) and the body, up to WithMaxResponse.
+// Set-Cookie and Authorization) and the body as the handler wrote it (not
+// as far as the connection took it: a client gone mid-answer, or an
+// http.TimeoutHandler outside the guard, do not cut it), up to
+// WithMaxResponse. A Content-Type the handler left to net/http's sniffing
+// is fixed from the first bytes written, so every replay carries the one
+// the first answer did.
 // Trailers and 1xx responses are not stored. A response to store whose
 // body is larger is still sent, and the record is closed with a marker:
 // every replay answers 500 response_not_stored, marked replayed, so that
@@ -60,18 +85,25 @@
 // instead of sending the operation again under a new key. Records are
 // deleted by the store's Expire like charge records, from the time they
 // were closed; a retry after that runs the handler again, so keep records
-// longer than any client retries (24 hours at least). Locked records are
-// never expired.
+// longer than any client retries (24 hours at least). A released record
+// is closed as released, and expires the same way from its release (its
+// retry begins the record's next attempt); locked records are never
+// expired.
 //
 // # What it costs
 //
-// A first request costs two store round trips (Reserve, then Close or
-// Release), a replay, a 409 or a 422 one. A handler that runs longer than
+// A first request costs two store round trips (Reserve, then the close:
+// with the response, as released, or locked), a retry of a released key
+// one more (the Reserve that begins its next attempt), a replay, a 409 or
+// a 422 one. A handler that runs longer than
 // a third of the lease adds one renewal per third.
 //
 // # Streaming
 //
 // The response goes to the client as the handler writes it (Flush works);
-// the guard records a copy. A handler that hijacks the connection
+// the guard records a copy. The response of a request marked unsettled
+// before its status was written is held instead, until its record (the
+// lock, or the response) is written durably: no client sees an answer
+// whose retry could find the key free. A handler that hijacks the connection
 // (WebSocket) cannot be guarded: the ResponseWriter does not offer Hijack.
 package guard

@@ -64,20 +64,22 @@ func ExampleGuard_Wrap() {
 type printKey struct{}
 
 func (printKey) Charge(_ context.Context, req idempay.ChargeRequest) (*idempay.Charge, error) {
-	fmt.Println("charging", req.IntentID, "with key", req.Key)
+	fmt.Println("charging", req.IntentID, "with key", idempay.AttemptKey(req.BaseKey, 1))
 	return &idempay.Charge{ID: "ch_1"}, nil
 }
 
-// The handler passes the request's key on to the charge, so that the
-// frontend's key, the guard's record and the provider's key are one: a
-// retry that runs the handler again (after a 5xx or a crash) is answered
-// by the provider from its record of the first charge.
+// The handler passes the request's key on to the charge as its BaseKey:
+// the frontend's key, the guard's record and the provider's key of the
+// first attempt are one, so a retry that runs the handler again (after a
+// 5xx or a crash) is answered by the provider from its record of the
+// first charge, and a retry after an outage begins attempt 2 under
+// idempay.AttemptKey(key, 2).
 func ExampleKeyFrom() {
 	var charger idempay.Charger = printKey{} // an *idempay.Client in production
 	checkout := func(w http.ResponseWriter, r *http.Request) {
 		key, _ := guard.KeyFrom(r.Context())
 		_, err := charger.Charge(r.Context(), idempay.ChargeRequest{
-			IntentID: "order-1", Amount: 1500, Currency: "JPY", Source: "tokn_test_1", Key: key,
+			IntentID: "order-1", Amount: 1500, Currency: "JPY", Source: "tokn_test_1", BaseKey: key,
 		})
 		if err != nil {
 			http.Error(w, "try again", http.StatusServiceUnavailable)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 
 	"github.com/idempay/idempay"
@@ -24,9 +25,10 @@ type Guard struct {
 // New returns a Guard keeping its records in store, in the namespace
 // NamespacePrefix + scope (WithScope). WithIdentity is required. It
 // returns a *ConfigError, matching ErrInvalidConfig, for a nil store or an
-// option it refuses.
+// option it refuses. A store that is nil inside the interface (a typed
+// nil pointer) is nil too.
 func New(store idempay.KeyStore, opts ...Option) (*Guard, error) {
-	if store == nil {
+	if isNilStore(store) {
 		return nil, configErr("store", "is nil")
 	}
 	cfg, err := newConfig(opts)
@@ -95,8 +97,7 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 	}
 	req := &request{key: key, identity: id}
 	fp := fingerprint(r, id, body)
-	claim, res, err := g.claims.Reserve(r.Context(), idempay.ReserveRequest{Namespace: g.ns,
-		IntentID: recordID(id, key), Attempt: 1, Key: key, Fingerprint: fp})
+	claim, res, err := g.reserve(r.Context(), recordID(id, key), key, fp)
 	if err != nil {
 		g.warn(r.Context(), "guard: reserve failed; answered 503", recordID(id, key), err)
 		p := plainProblem(http.StatusServiceUnavailable, CodeStoreDown, "The request was not processed; retry with the same key.")
@@ -109,6 +110,30 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 		return
 	}
 	g.claimed(w, withBody(context.WithValue(r.Context(), ctxKey{}, req), r, body), next, claim, ev)
+}
+
+// reserve reserves the request's record: its first attempt, or, over a
+// record released by an earlier request with the same parameters, the
+// next attempt (a retry that runs the handler again).
+func (g *Guard) reserve(ctx context.Context, recID, key, fp string) (*idempay.Claim, idempay.Reservation, error) {
+	req := idempay.ReserveRequest{Namespace: g.ns, IntentID: recID, Attempt: 1, Key: key, Fingerprint: fp}
+	for range 3 { // another retry beginning the next attempt meanwhile is answered 409
+		claim, res, err := g.claims.Reserve(ctx, req)
+		if err != nil || claim != nil || !released(res.Record) || res.Record.Fingerprint != fp {
+			return claim, res, err
+		}
+		req.Attempt = res.Record.Attempt + 1
+	}
+	return nil, idempay.Reservation{}, errors.New("guard: the record's attempts moved on while this request reserved")
+}
+
+// released reports whether rec was given back for a retry.
+func released(rec idempay.Record) bool {
+	if rec.State != idempay.StateFailed {
+		return false
+	}
+	s, err := decodeStored(rec.Result)
+	return err == nil && s.Kind == kindReleased
 }
 
 // unclaimed answers a request whose key another request holds or has
@@ -154,6 +179,15 @@ func (g *Guard) claimed(w http.ResponseWriter, r *http.Request, next http.Handle
 		g.answer(w, ev, Locked, unsettledProblem(g.cfg.lease))
 		return
 	}
+	if !claim.Held() {
+		// The store answered after the lease had run out: a retry may
+		// hold the key by now. Start no work on it.
+		g.release(r.Context(), claim)
+		p := plainProblem(http.StatusServiceUnavailable, CodeStoreDown, "The request was not processed; retry with the same key.")
+		p.retryAfter = 1
+		g.answer(w, ev, StoreFailed, p)
+		return
+	}
 	g.run(w, r, next, claim, ev)
 }
 
@@ -178,4 +212,17 @@ func bodyProblem(err error, limit int64) problem {
 func corruptProblem() problem {
 	return plainProblem(http.StatusInternalServerError, CodeResultCorrupt,
 		"The stored result of this request cannot be read; it was not processed again.")
+}
+
+// isNilStore reports whether store is nil, or a nil pointer, map, func or
+// the like in the interface: every call on it would fail or panic.
+func isNilStore(store idempay.KeyStore) bool {
+	if store == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(store); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }

@@ -255,11 +255,21 @@ func appendNew(list []string, s string) []string {
 }
 
 // DefaultReplayHeaders returns the response headers stored and replayed
-// unless WithReplayHeaders adds more: those that describe the body or
-// point to what the request created.
+// unless WithReplayHeaders adds more. The rule: a header is replayed when
+// the body cannot be read right without it, or it says what the request
+// did, and it is not about one connection or one client's credentials:
+//
+//   - the representation: Content-Type (as it went out, a sniffed one
+//     included), Content-Encoding, Content-Language, Content-Location,
+//     Content-Disposition, Content-Digest, Repr-Digest;
+//   - what the request created or points to: Location, Link;
+//   - validators and caching: ETag, Last-Modified, Cache-Control, Expires,
+//     Vary;
+//   - when to come back: Retry-After; the provider's Request-Id.
 func DefaultReplayHeaders() []string {
-	return []string{"Content-Type", "Content-Language", "Content-Location", "Location",
-		"Etag", "Last-Modified", "Link", "Cache-Control", "Request-Id"}
+	return []string{"Content-Type", "Content-Encoding", "Content-Language", "Content-Location",
+		"Content-Disposition", "Content-Digest", "Repr-Digest", "Location", "Link",
+		"Etag", "Last-Modified", "Cache-Control", "Expires", "Vary", "Retry-After", "Request-Id"}
 }
 
 // DefaultSecretHeaders returns the response headers never stored: those

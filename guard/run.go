@@ -20,7 +20,7 @@ func (g *Guard) run(w http.ResponseWriter, r *http.Request, next http.Handler, c
 	stop := context.AfterFunc(claim.Context(), func() { cancel(context.Cause(claim.Context())) })
 	defer stop()
 	req := fromContext(ctx)
-	cw := newCapture(w, g.cfg.maxResponse)
+	cw := newCapture(w, g.cfg.maxResponse, req.unsettled.Load)
 	returned := false
 	defer func() {
 		if !returned {
@@ -32,6 +32,23 @@ func (g *Guard) run(w http.ResponseWriter, r *http.Request, next http.Handler, c
 	returned = true
 	ev.Outcome = g.record(r.Context(), claim, req, r, cw)
 	ev.Status, _ = cw.result()
+	g.answerHeld(w, cw, ev)
+}
+
+// answerHeld sends the response held while its record was written, or,
+// if the record's final state could not be written, drops it and answers
+// 503 in its place: the client must not take the handler's answer while
+// its retry could run the handler again.
+func (g *Guard) answerHeld(w http.ResponseWriter, cw *capture, ev *Event) {
+	if ev.Outcome != Unrecorded || !cw.discard() {
+		cw.send()
+		return
+	}
+	p := plainProblem(http.StatusServiceUnavailable, CodeStoreDown,
+		"The outcome of this request could not be recorded yet; retry with the same key, never with a new one.")
+	p.retryAfter = g.cfg.lease
+	ev.Status = p.Status
+	p.write(w)
 }
 
 // record closes the claim with the response if it is one to store, and
@@ -49,8 +66,9 @@ func (g *Guard) record(ctx context.Context, claim *idempay.Claim, req *request, 
 	if s.Body == nil && s.Kind == kindResponse {
 		s.Body = []byte{}
 	}
-	if err := claim.Close(ctx, closedState(status), "", s.encode()); err != nil {
-		g.warn(ctx, "guard: response not recorded; a retry runs the handler again once the lease runs out", claim.Record().IntentID, err)
+	err := g.persist(ctx, claim, final{state: closedState(status), result: s.encode()}, req.unsettled.Load())
+	if err != nil {
+		g.warn(ctx, "guard: response not recorded; a retry may run the handler again", claim.Record().IntentID, err)
 		return Unrecorded
 	}
 	return o
@@ -58,27 +76,34 @@ func (g *Guard) record(ctx context.Context, claim *idempay.Claim, req *request, 
 
 // giveBack releases the key for a retry, or keeps it locked as unsettled.
 func (g *Guard) giveBack(ctx context.Context, claim *idempay.Claim, req *request, r *http.Request) Outcome {
-	o, result := Released, []byte(nil)
-	if req.unsettled.Load() {
-		o = Unsettled
-		result = stored{Kind: kindUnsettled, Identity: req.identity, Method: r.Method, Path: r.URL.Path,
-			At: g.cfg.clock().UTC()}.encode()
+	if !req.unsettled.Load() {
+		g.release(ctx, claim)
+		return Released
 	}
-	err := claim.ReleaseWith(ctx, result)
-	switch {
-	case err == nil:
-	case errors.Is(err, idempay.ErrLeaseLost) && o == Released:
-		// Taken over after the lease ran out: nothing left to give back.
-	default:
-		g.warn(ctx, "guard: key not given back; it frees itself when the lease runs out", claim.Record().IntentID, err)
-		if o == Unsettled {
-			// Not locked: a retry after the lease runs out runs the
-			// handler again. Say so to whoever watches.
-			return Unrecorded
-		}
+	lock := stored{Kind: kindUnsettled, Identity: req.identity, Method: r.Method, Path: r.URL.Path,
+		At: g.cfg.clock().UTC()}.encode()
+	if err := g.persist(ctx, claim, final{state: idempay.StateOpen, result: lock}, true); err != nil {
+		// Not locked: a retry that finds the lease run out runs the
+		// handler again. Say so to whoever watches.
+		g.warn(ctx, "guard: unsettled request not locked; a retry may run the handler again", claim.Record().IntentID, err)
+		return Unrecorded
 	}
-	return o
+	return Unsettled
 }
+
+// release gives a claimed key back for a retry: the record is closed as
+// released (so that Expire deletes it in time), and the next request with
+// the key begins its next attempt. Taken over after the lease ran out is
+// fine: nothing left to give back. Anything else frees itself with the
+// lease.
+func (g *Guard) release(ctx context.Context, claim *idempay.Claim) {
+	err := claim.CloseAsOwner(ctx, idempay.StateFailed, releasedResult)
+	if err != nil && !errors.Is(err, idempay.ErrLeaseLost) {
+		g.warn(ctx, "guard: key not given back; it frees itself when the lease runs out", claim.Record().IntentID, err)
+	}
+}
+
+var releasedResult = stored{Kind: kindReleased}.encode()
 
 // storable reports whether a response is the request's final answer: a
 // 2xx, or below 500 and marked final.

@@ -64,7 +64,7 @@ func (g *Guard) Settle(ctx context.Context, identity, key string, resp Response)
 // Its errors are Settle's.
 func (g *Guard) Reopen(ctx context.Context, identity, key string) error {
 	return g.withUnsettled(ctx, identity, key, func(cl *idempay.Claim) error {
-		return cl.ReleaseWith(ctx, stored{Kind: kindReopened}.encode())
+		return cl.Close(ctx, idempay.StateFailed, "", releasedResult)
 	})
 }
 

@@ -15,7 +15,11 @@ const (
 	kindResponse  = "response"   // closed: replay it
 	kindNotStored = "not_stored" // closed: the response outgrew the limit; replay 500
 	kindUnsettled = "unsettled"  // open: money may have moved; 409 until settled
-	kindReopened  = "reopened"   // open: settled as "run it again"
+	kindReopened  = "reopened"   // open: settled as "run it again" (records of earlier versions)
+	// closed failed: given back for a retry, which begins the record's
+	// next attempt and runs the handler again. Closed, so that Expire
+	// deletes it like any other: a released key is not kept for good.
+	kindReleased = "released"
 )
 
 // stored is the encoded content of a record's Result.
@@ -56,19 +60,21 @@ func decodeStored(b []byte) (stored, error) {
 		return stored{}, errUnreadable
 	}
 	switch s.Kind {
-	case kindResponse, kindNotStored, kindUnsettled, kindReopened:
+	case kindResponse, kindNotStored, kindUnsettled, kindReopened, kindReleased:
 		return s, nil
 	}
 	return stored{}, errUnreadable
 }
 
 // keepHeaders returns the headers of h that are in allow and not in deny,
-// with their own copies of the values.
+// with their own copies of the values. A Content-Type set to no value is
+// kept as such: it is how a handler asks net/http not to sniff one, and
+// the replay must ask the same.
 func keepHeaders(h http.Header, allow, deny []string) map[string][]string {
 	var out map[string][]string
 	for name, vs := range h {
 		name = http.CanonicalHeaderKey(name)
-		if !slices.Contains(allow, name) || slices.Contains(deny, name) || len(vs) == 0 {
+		if !slices.Contains(allow, name) || slices.Contains(deny, name) || (len(vs) == 0 && name != "Content-Type") {
 			continue
 		}
 		if out == nil {

@@ -163,7 +163,7 @@ func (f *FakeCharger) charge(ctx context.Context, req idempay.ChargeRequest) (*i
 	}
 	fp := fakeFingerprint(req)
 	for fl := f.flights[req.IntentID]; fl != nil; fl = f.flights[req.IntentID] {
-		if fl.fp == fp && fl.key == req.Key {
+		if fl.fp == fp && fl.key == req.Key+req.BaseKey {
 			return f.join(ctx, req.IntentID, fl)
 		}
 		// Another flight of the intent, other parameters: this call comes
@@ -182,7 +182,7 @@ func (f *FakeCharger) fromRecord(ctx context.Context, req idempay.ChargeRequest,
 	fresh := true // this call begins the attempt: no earlier request has its key
 	switch {
 	case r == nil:
-		r = f.begin(nil, req, fp, cmp.Or(req.Key, FakeKey(req.IntentID)))
+		r = f.begin(nil, req, fp, cmp.Or(req.Key, req.BaseKey, FakeKey(req.IntentID)))
 	case r.rec.State == idempay.StateSucceeded:
 		return r.fromStore(fp != r.rec.Fingerprint)
 	case r.rec.State == idempay.StateFailed:
@@ -212,7 +212,7 @@ func (f *FakeCharger) fromRecord(ctx context.Context, req idempay.ChargeRequest,
 	if gate == nil {
 		return f.conclude(r, req, s, scripted, fresh)
 	}
-	fl := &fakeFlight{fp: fp, key: req.Key, recKey: r.rec.Key, attempts: s.sends(scripted, r.rec.State),
+	fl := &fakeFlight{fp: fp, key: req.Key + req.BaseKey, recKey: r.rec.Key, attempts: s.sends(scripted, r.rec.State),
 		after: s.after(phaseOf(r.rec.State), scripted), done: make(chan struct{})}
 	if f.flights == nil {
 		f.flights = map[string]*fakeFlight{}
@@ -256,17 +256,21 @@ func (f *FakeCharger) begin(r *fakeRecord, req idempay.ChargeRequest, fp, key st
 // attempt's failure), else a new one.
 func (r *fakeRecord) nextKey(req idempay.ChargeRequest) (string, error) {
 	n := r.rec.Attempt + 1
-	if req.Key == "" {
+	key, field := req.Key, "Key"
+	switch {
+	case req.BaseKey != "":
+		key, field = idempay.AttemptKey(req.BaseKey, n), "BaseKey"
+	case req.Key == "":
 		return FakeAttemptKey(req.IntentID, n), nil
 	}
 	past := append(slices.Clone(r.rec.History), r.rec.Past())
-	i := slices.IndexFunc(past, func(p idempay.PastAttempt) bool { return p.Key == req.Key })
+	i := slices.IndexFunc(past, func(p idempay.PastAttempt) bool { return p.Key == key })
 	if i >= 0 {
 		return "", &idempay.ChargeError{IntentID: req.IntentID, Outcome: idempay.OutcomeFailed,
-			Err: &idempay.ValidationError{Field: "Key", Reason: fmt.Sprintf(
+			Err: &idempay.ValidationError{Field: field, Reason: fmt.Sprintf(
 				"was the key of attempt %d of this intent, which failed; a new attempt needs a new key", past[i].Attempt)}}
 	}
-	return req.Key, nil
+	return key, nil
 }
 
 // conclude runs step s (or the default, when not scripted) on the intent's

@@ -492,3 +492,22 @@ func TestFakeChargerHasTheClientsReadMethods(t *testing.T) {
 	var _ payments = (*idempay.Client)(nil)
 	var _ payments = (*idempaytest.FakeCharger)(nil)
 }
+
+// A caller's BaseKey names one action across its attempts, as in the
+// Client: attempt 1 under the key itself, the attempt after an outage
+// under idempay.AttemptKey(key, 2).
+func TestFakeChargerDerivesTheAttemptKeyOfABaseKey(t *testing.T) {
+	t.Parallel()
+	var fake idempaytest.FakeCharger
+	fake.OnIntent("o").Unreachable().Succeed()
+	req := idempaytest.Request("o", 100)
+	req.BaseKey = "frontend-key-1"
+	_, err := fake.Charge(ctx, req)
+	require.ErrorIs(t, err, idempay.ErrUnreachable)
+	rec, _ := fake.Record(ctx, "o")
+	assert.Equal(t, "frontend-key-1", rec.Key)
+	ch, err := fake.Charge(ctx, req)
+	require.NoError(t, err)
+	assert.Equal(t, 2, ch.Attempt)
+	assert.Equal(t, idempay.AttemptKey("frontend-key-1", 2), ch.Key)
+}

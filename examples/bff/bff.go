@@ -12,8 +12,10 @@ import (
 )
 
 // bff is the service the frontend talks to: /checkout, under the guard,
-// charges through idempay. The frontend's Idempotency-Key is the BFF's
-// record and the provider's key: one key end to end.
+// charges through idempay. The frontend's Idempotency-Key names one user
+// action: it is the BFF's record, and the provider's key of the action's
+// first attempt (idempay.ChargeRequest.BaseKey); a later attempt, begun
+// after an outage, goes under idempay.AttemptKey(key, n).
 type bff struct {
 	client *idempay.Client
 	slow   *dice // sometimes slower than the frontend waits
@@ -25,10 +27,13 @@ type checkoutRequest struct {
 	CardToken string `json:"card_token"`
 }
 
+// checkoutAnswer is what the frontend is told: never the *idempay.Charge
+// itself, whose Key and Raw (the provider's answer) are the BFF's own.
 type checkoutAnswer struct {
-	OrderID  string `json:"order_id"`
-	ChargeID string `json:"charge_id,omitempty"`
-	Status   string `json:"status"`
+	OrderID      string `json:"order_id"`
+	ChargeID     string `json:"charge_id,omitempty"`
+	Status       string `json:"status"` // paid, pending, declined, invalid, retry
+	AuthorizeURL string `json:"authorize_url,omitempty"`
 }
 
 // routes returns the BFF's mux with /checkout behind g.
@@ -39,9 +44,17 @@ func (b *bff) routes(g *guard.Guard) http.Handler {
 }
 
 // checkout charges the order under the request's key and answers with the
-// outcome: 201 succeeded (stored), 402 declined (marked final, stored),
-// 202 pending (stored), 503 unknown (released: the retry resumes the
-// charge under the same key, and the provider answers it from its record).
+// outcome (the status table is in the package doc of guard):
+//
+//	succeeded        201 paid      stored: every retry gets it
+//	pending          202 pending   stored: the frontend follows AuthorizeURL
+//	declined         402 declined  marked final, stored: a decline stays one
+//	invalid          422 invalid   marked final, stored
+//	failed, nothing  503 retry     released: the retry with the same key
+//	charged (outage)               begins the next attempt
+//	unknown          503 retry     released: the retry resumes the same
+//	                               attempt under the same key, and the
+//	                               provider answers it from its record
 func (b *bff) checkout(w http.ResponseWriter, r *http.Request) {
 	var req checkoutRequest
 	body, _ := io.ReadAll(r.Body)
@@ -56,31 +69,33 @@ func (b *bff) checkout(w http.ResponseWriter, r *http.Request) {
 	key, _ := guard.KeyFrom(r.Context())
 	ch, err := b.client.Charge(r.Context(), idempay.ChargeRequest{
 		IntentID: req.OrderID, Amount: req.AmountJPY, Currency: "JPY",
-		Source: idempay.Secret(req.CardToken), Key: key,
+		Source: idempay.Secret(req.CardToken), BaseKey: key,
 	})
-	switch idempay.OutcomeOf(err) {
-	case idempay.OutcomeSucceeded:
-		writeJSON(w, http.StatusCreated, checkoutAnswer{OrderID: req.OrderID, ChargeID: ch.ID, Status: "paid"})
-	case idempay.OutcomePending:
-		writeJSON(w, http.StatusAccepted, checkoutAnswer{OrderID: req.OrderID, ChargeID: ch.ID, Status: "pending"})
-	case idempay.OutcomeFailed:
+	a := checkoutAnswer{OrderID: req.OrderID}
+	switch {
+	case err == nil:
+		a.ChargeID, a.Status = ch.ID, "paid"
+		writeJSON(w, http.StatusCreated, a)
+	case errors.Is(err, idempay.ErrPending) && ch != nil:
+		a.ChargeID, a.Status, a.AuthorizeURL = ch.ID, "pending", ch.AuthorizeURL
+		writeJSON(w, http.StatusAccepted, a)
+	case errors.Is(err, idempay.ErrDeclined):
 		guard.MarkFinal(r.Context())
-		writeJSON(w, http.StatusPaymentRequired, checkoutAnswer{OrderID: req.OrderID, Status: failure(err)})
+		a.Status = "declined"
+		writeJSON(w, http.StatusPaymentRequired, a)
+	case errors.Is(err, idempay.ErrInvalidRequest):
+		guard.MarkFinal(r.Context())
+		a.Status = "invalid"
+		writeJSON(w, http.StatusUnprocessableEntity, a)
 	default:
-		// Unknown: money may have moved. Releasing the key is safe here,
-		// because the retry charges under the same key and the provider
-		// answers it from its record; a handler that could not say so would
-		// call guard.MarkUnsettled instead.
+		// Failed with nothing charged (the provider unreachable), or
+		// unknown: never final, and never MarkFinal (an outage is not a
+		// decline). The key is released; the frontend's retry with the
+		// same key begins the next attempt, or resumes this one.
+		a.Status = "retry"
 		w.Header().Set("Retry-After", "1")
-		writeJSON(w, http.StatusServiceUnavailable, checkoutAnswer{OrderID: req.OrderID, Status: "unknown, retry"})
+		writeJSON(w, http.StatusServiceUnavailable, a)
 	}
-}
-
-func failure(err error) string {
-	if errors.Is(err, idempay.ErrDeclined) {
-		return "declined"
-	}
-	return "failed"
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

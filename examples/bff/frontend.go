@@ -31,6 +31,7 @@ type checkoutLog struct {
 	lost     int // the BFF answered, the answer was lost
 	timeouts int
 	statuses []int
+	told     []string // each answer: status, status word, charge ID
 	replays  int
 	final    string
 }
@@ -123,12 +124,23 @@ func (l *checkoutLog) answered(resp *http.Response, body []byte) {
 	if resp.Header.Get("Idempotency-Replayed") == "true" {
 		l.replays++
 	}
+	var a checkoutAnswer
+	_ = json.Unmarshal(body, &a)
+	told := strings.TrimSpace(fmt.Sprintf("%d %s %s", resp.StatusCode, a.Status, a.ChargeID))
+	if resp.Header.Get("Idempotency-Replayed") == "true" {
+		told += " (replayed)"
+	}
+	l.told = append(l.told, told)
 	if resp.StatusCode == http.StatusConflict || resp.StatusCode >= 500 || l.final != "" {
 		return
 	}
-	var a checkoutAnswer
-	_ = json.Unmarshal(body, &a)
 	l.final = fmt.Sprintf("%d %s %s", resp.StatusCode, a.Status, a.ChargeID)
+}
+
+func (l *checkoutLog) answers() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.told...)
 }
 
 // faultyTransport is the network between the frontend and the BFF: a

@@ -43,40 +43,73 @@ func main() {
 }
 
 func run(checkouts int, seed uint64) error {
-	faults := newDice(seed, 0.12)
-	prov := newProvider(faults)
-	provSrv := httptest.NewServer(prov)
-	defer provSrv.Close()
+	w, err := newWorld(seed)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	fmt.Printf("seed %d: a checkout across a provider outage, then %d checkouts under faults\n\n", seed, checkouts)
+	story := outageCheckout(w.calm, w.road, w.prov, "order-outage", 1400)
+	story.print()
+	if err := story.check(); err != nil {
+		return err
+	}
+	logs := []*checkoutLog{story.log}
+	for i := range checkouts {
+		logs = append(logs, w.fe.checkout(fmt.Sprintf("order-%03d", i+1), 1500+int64(i)*100))
+	}
+	return report(logs, w.prov, w.runs, w.faults)
+}
 
+// world is the demo: the provider, the BFF and two frontends, one behind
+// a faulty network and one behind a calm one (for the outage story).
+type world struct {
+	faults   *dice
+	prov     *provider
+	road     *outage
+	runs     *handlerRuns
+	fe, calm *frontend
+	close    func()
+}
+
+func newWorld(seed uint64) (*world, error) {
+	w := &world{faults: newDice(seed, 0.12), runs: &handlerRuns{byKey: map[string][]string{}}}
+	w.prov = newProvider(w.faults)
+	provSrv := httptest.NewServer(w.prov)
+	road, err := newOutage(http.DefaultTransport)
+	if err != nil {
+		provSrv.Close()
+		return nil, err
+	}
+	w.road = road
 	store := memstore.New()
 	client, err := idempay.New(idempay.Config{
-		BaseURL:  provSrv.URL,
-		Provider: idempay.OwnAPI{},
-		Store:    store,
-		Account:  "demo-merchant",
-		Retry:    idempay.RetryPolicy{MaxAttempts: 4, InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond},
+		BaseURL:    provSrv.URL,
+		Provider:   idempay.OwnAPI{},
+		Store:      store,
+		Account:    "demo-merchant",
+		HTTPClient: &http.Client{Transport: road, Timeout: 5 * time.Second},
+		Retry:      idempay.RetryPolicy{MaxAttempts: 4, InitialInterval: 10 * time.Millisecond, MaxInterval: 50 * time.Millisecond},
 	})
 	if err != nil {
-		return err
+		provSrv.Close()
+		return nil, err
 	}
-	defer client.Close(context.Background())
-
-	runs := &handlerRuns{byKey: map[string][]string{}}
-	g, err := guard.New(store, guard.WithScope("checkout"), guard.WithIdentity(merchantOf), guard.WithObserver(runs.note))
+	g, err := guard.New(store, guard.WithScope("checkout"), guard.WithIdentity(merchantOf), guard.WithObserver(w.runs.note))
 	if err != nil {
-		return err
+		provSrv.Close()
+		return nil, err
 	}
-	bffSrv := httptest.NewServer((&bff{client: client, slow: faults}).routes(g))
-	defer bffSrv.Close()
-
-	fe := &frontend{url: bffSrv.URL, client: &http.Client{Timeout: 200 * time.Millisecond,
-		Transport: faultyTransport{next: http.DefaultTransport, faults: faults}}}
-	fmt.Printf("seed %d: %d checkouts\n\n", seed, checkouts)
-	var logs []*checkoutLog
-	for i := range checkouts {
-		logs = append(logs, fe.checkout(fmt.Sprintf("order-%03d", i+1), 1500+int64(i)*100))
+	bffSrv := httptest.NewServer((&bff{client: client, slow: w.faults}).routes(g))
+	w.fe = &frontend{url: bffSrv.URL, client: &http.Client{Timeout: 200 * time.Millisecond,
+		Transport: faultyTransport{next: http.DefaultTransport, faults: w.faults}}}
+	w.calm = &frontend{url: bffSrv.URL, client: &http.Client{Timeout: 10 * time.Second}}
+	w.close = func() {
+		bffSrv.Close()
+		client.Close(context.Background())
+		provSrv.Close()
 	}
-	return report(logs, prov, runs, faults)
+	return w, nil
 }
 
 // merchantOf is the identity function: the tenant is the merchant the

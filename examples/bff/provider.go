@@ -22,6 +22,7 @@ type provider struct {
 	mu      sync.Mutex
 	byKey   map[string]*providerEntry
 	charges map[string][]string // order ID -> charge IDs: the ledger
+	keys    map[string][]string // order ID -> the keys of its charges
 	calls   map[string]int      // order ID -> requests that arrived
 }
 
@@ -34,7 +35,7 @@ type providerEntry struct {
 
 func newProvider(faults *dice) *provider {
 	return &provider{faults: faults, byKey: map[string]*providerEntry{},
-		charges: map[string][]string{}, calls: map[string]int{}}
+		charges: map[string][]string{}, keys: map[string][]string{}, calls: map[string]int{}}
 }
 
 type chargeBody struct {
@@ -97,6 +98,7 @@ func (p *provider) charge(key string, req chargeBody, body []byte) (int, []byte,
 	}
 	id := fmt.Sprintf("chrg_%s_%d", req.OrderID, len(p.charges[req.OrderID])+1)
 	p.charges[req.OrderID] = append(p.charges[req.OrderID], id)
+	p.keys[req.OrderID] = append(p.keys[req.OrderID], key)
 	out, _ := json.Marshal(map[string]any{"order_id": req.OrderID, "charge_id": id, "status": "successful", "amount_jpy": req.AmountJPY})
 	p.byKey[key] = &providerEntry{sum: sum, done: true, status: http.StatusCreated, body: out}
 	return http.StatusCreated, out, false
@@ -117,4 +119,11 @@ func dropConnection(w http.ResponseWriter) {
 		panic(http.ErrAbortHandler)
 	}
 	conn.Close()
+}
+
+// keysOf returns the keys an order was charged under.
+func (p *provider) keysOf(order string) []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.keys[order]...)
 }
