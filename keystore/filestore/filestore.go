@@ -32,8 +32,34 @@
 //
 // Every instant in a record (CreatedAt, UpdatedAt, ClosedAt, LeaseUntil)
 // and Reservation.Now is read from the store's clock, the one clock of the
-// one process that has the file open: the wall clock read at Open and
-// advanced by the monotonic clock from then on (see WithClock).
+// one process that has the file open (see WithClock to replace it). It is
+// the host's wall clock read at Open, advanced from then on by a counter
+// that does not step with the wall clock and, on Linux, keeps counting
+// while the host is suspended (CLOCK_BOOTTIME; Go's monotonic clock stops
+// there). The rule it keeps: an age never reads younger than it is, and
+// Expire never deletes a record whose closed age is in doubt.
+//
+//   - The host's clock is trusted at Open, so one start with a wrong clock
+//     cannot push later starts ahead. A file found ahead of it by more
+//     than ClockTolerance was written by a fast clock (or this one is
+//     slow): its later records are restamped, CreatedAt to the latest
+//     instant not ahead (a key reads as old as it may be, and is settled
+//     by lookup rather than resent), ClosedAt and UpdatedAt to now (a
+//     closed record reads as young as it may be), leases keeping their
+//     length. The jump is logged at warn level and counted (ClockJumps).
+//   - Expire counts only the time the store was open: the gap between the
+//     latest instant in the file and the clock at Open (a downtime, or a
+//     clock that is fast: the file cannot tell) is left out of every
+//     closed age. A record is therefore kept for its retention of open
+//     time, plus any downtime since it closed.
+//   - While the store is open its clock never steps; a wall clock that
+//     moves away from it by more than ClockTolerance is logged and
+//     counted, and followed at the next Open.
+//
+// What no store on one host can see: a wall clock that is wrong at Open
+// and not ahead of the file (slow after a reboot) makes the keys created
+// before that Open read younger by its error. Elsewhere than Linux, a
+// suspend does the same by its length.
 //
 // # Layout
 //
@@ -109,6 +135,12 @@ type Store struct {
 	broken atomic.Pointer[error]
 	// voided is how many leases Open voided.
 	voided int
+	// host is the clock without WithClock, nil with it.
+	host *storeClock
+	// downs are the gaps of the timeline that Expire leaves out (see
+	// downtime); only Open and Expire touch them, under downsMu.
+	downsMu sync.Mutex
+	downs   []downtime
 
 	stopSweep context.CancelFunc
 	sweepDone chan struct{}
@@ -200,20 +232,37 @@ func (s *Store) start() error {
 	var last time.Time
 	err := s.guarded(func() error {
 		return s.db.View(func(tx *bolt.Tx) (err error) {
-			last, err = verify(tx)
-			return err
+			if last, err = verify(tx); err != nil {
+				return err
+			}
+			if seen := readLastSeen(tx); seen.After(last) {
+				last = seen
+			}
+			return nil
 		})
 	})
 	if err != nil {
 		return err
 	}
-	s.clock = s.cfg.now
-	if s.clock == nil {
-		s.clock = storeClock(last)
+	var plan clockPlan
+	if s.clock = s.cfg.now; s.clock == nil {
+		src := s.cfg.src
+		if src.wall == nil {
+			src = hostClock()
+		}
+		plan = planClock(src.wall().UTC(), last)
+		s.host = newStoreClock(src, plan.base, s.cfg.logger)
+		s.clock = s.host.now
 	}
 	return s.guarded(func() error {
 		return s.db.Update(func(tx *bolt.Tx) (err error) {
-			s.voided, err = prepare(tx)
+			if s.voided, err = prepare(tx); err != nil {
+				return err
+			}
+			if s.host == nil {
+				return nil
+			}
+			s.downs, err = s.host.settle(tx, plan, last)
 			return err
 		})
 	})
@@ -238,7 +287,7 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopSweep()
 		<-s.sweepDone
-		err := s.guarded(func() error { return s.db.Update(markClosed) })
+		err := s.guarded(func() error { return s.db.Update(s.markClosed) })
 		if s.broken.Load() != nil {
 			err = nil // reported by the calls that found it
 		}

@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"errors"
+	"log/slog"
 	"fmt"
 	"io/fs"
 	"time"
@@ -55,6 +56,8 @@ type config struct {
 	openTimeout   time.Duration
 	sweepInterval time.Duration
 	now           func() time.Time // nil: storeClock
+	src           clockSource      // storeClock's readings; zero: hostClock
+	logger        *slog.Logger
 	onSweep       func(deleted int, err error)
 	// alwaysBatch sends even a lone writer through db.Batch. It exists
 	// for BenchmarkBatchTuning, to measure what the bypass in write saves.
@@ -69,6 +72,7 @@ func defaultConfig() config {
 		fileMode:      DefaultFileMode,
 		openTimeout:   DefaultOpenTimeout,
 		sweepInterval: DefaultSweepInterval,
+		logger:        slog.Default(),
 	}
 }
 
@@ -187,6 +191,16 @@ func WithSweepReport(f func(deleted int, err error)) Option {
 			return errors.New("filestore: WithSweepReport: nil function")
 		}
 		c.onSweep = f
+		return nil
+	}
+}
+
+// WithLogger sets where the store logs what an operator must know: at
+// warn level, a jump of the host's clock (see ClockJumps); at info level,
+// a downtime. The default is slog.Default(); nil logs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		c.logger = l
 		return nil
 	}
 }
