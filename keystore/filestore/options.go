@@ -2,9 +2,9 @@ package filestore
 
 import (
 	"errors"
-	"log/slog"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"time"
 )
 
