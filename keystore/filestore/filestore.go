@@ -142,6 +142,7 @@ type Store struct {
 	downsMu sync.Mutex
 	downs   []downtime
 
+	release   func() // lets go of the file for this process (see hold)
 	stopSweep context.CancelFunc
 	sweepDone chan struct{}
 	closeOnce sync.Once
@@ -152,7 +153,10 @@ var _ idempay.KeyStore = (*Store)(nil)
 
 // Open opens the store file at path, creating it (and not its directory) if
 // it does not exist, and starts the background sweep. It fails if an option
-// is invalid, if the file lock cannot be taken within the open timeout, with
+// is invalid or path is empty (an error matching idempay.ErrInvalidConfig),
+// if another Store of this process holds the file (at once) or another
+// process does (after the open timeout), with an error matching ErrLocked,
+// if the directory is missing or not writable for a new file, with
 // an error matching ErrCorrupt if the file is damaged (see the package
 // documentation), or with an error matching ErrFormat if the file is not a
 // store file this version can read.
@@ -162,6 +166,9 @@ func Open(path string, opts ...Option) (*Store, error) {
 		if err := o(&cfg); err != nil {
 			return nil, err
 		}
+	}
+	if path == "" {
+		return nil, &idempay.ConfigError{Field: "filestore path", Reason: "is empty: name the store file, e.g. /var/lib/myservice/idempay.db"}
 	}
 	s, err := open(path, cfg)
 	if err != nil {
@@ -174,16 +181,27 @@ func Open(path string, opts ...Option) (*Store, error) {
 // open locks and checks the file, lets bbolt open it, verifies it and
 // prepares it.
 func open(path string, cfg config) (*Store, error) {
-	f, err := lockedFile(path, cfg)
+	f, release, err := lockedFile(path, cfg)
 	if err != nil {
 		return nil, err
 	}
+	s, err := openLocked(path, cfg, f)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	s.release = release
+	return s, nil
+}
+
+// openLocked is open once this Store holds the file f.
+func openLocked(path string, cfg config, f *os.File) (*Store, error) {
 	if _, err := checkFile(f); err != nil {
 		f.Close()
 		return nil, err
 	}
 	s := &Store{cfg: cfg, sweepDone: make(chan struct{})}
-	err = guard(func() (err error) {
+	err := guard(func() (err error) {
 		s.db, err = bolt.Open(path, cfg.fileMode, &bolt.Options{
 			Timeout:  cfg.openTimeout,
 			OpenFile: func(string, int, fs.FileMode) (*os.File, error) { return f, nil },
@@ -202,26 +220,33 @@ func open(path string, cfg config) (*Store, error) {
 }
 
 // lockedFile opens the file at path, creating a new store file first if
-// there is none, and takes its lock.
-func lockedFile(path string, cfg config) (*os.File, error) {
+// there is none, and takes its lock: first this process's (see hold), then
+// the file's. release lets go of the first.
+func lockedFile(path string, cfg config) (f *os.File, release func(), err error) {
 	for range 3 {
 		f, err := os.OpenFile(path, os.O_RDWR, 0)
 		if errors.Is(err, fs.ErrNotExist) {
 			if err := create(path, cfg); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		release, err := hold(f)
+		if err != nil {
+			f.Close()
+			return nil, nil, err
 		}
 		if err := lockFile(f, cfg.openTimeout); err != nil {
 			f.Close()
-			return nil, err
+			release()
+			return nil, nil, err
 		}
-		return f, nil
+		return f, release, nil
 	}
-	return nil, fmt.Errorf("the file keeps disappearing after being created")
+	return nil, nil, fmt.Errorf("the file keeps disappearing after being created")
 }
 
 // start verifies the file, sets the clock and prepares the file (see
@@ -292,6 +317,7 @@ func (s *Store) Close() error {
 			err = nil // reported by the calls that found it
 		}
 		s.closeErr = errors.Join(err, s.db.Close())
+		s.release()
 	})
 	return s.closeErr
 }

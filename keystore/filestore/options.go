@@ -1,11 +1,12 @@
 package filestore
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"time"
+
+	"github.com/idempay/idempay"
 )
 
 // Defaults of the options. DefaultMaxBatchSize and DefaultMaxBatchDelay were
@@ -44,7 +45,8 @@ const (
 )
 
 // An Option configures Open. Options check their argument and make Open
-// fail with an error rather than run with a value that cannot work.
+// fail with an *idempay.ConfigError (matching idempay.ErrInvalidConfig)
+// rather than run with a value that cannot work.
 type Option func(*config) error
 
 // config holds the settings of a Store.
@@ -79,7 +81,7 @@ func defaultConfig() config {
 // errOption prefixes the errors of options, so that a failed Open says
 // which option was wrong.
 func errOption(name string, format string, args ...any) error {
-	return fmt.Errorf("filestore: %s: %s", name, fmt.Sprintf(format, args...))
+	return &idempay.ConfigError{Field: "filestore." + name, Reason: fmt.Sprintf(format, args...)}
 }
 
 // WithRetention sets how long succeeded and failed records are kept after
@@ -168,14 +170,14 @@ func WithSweepInterval(d time.Duration) Option {
 // WithClock makes the store read now instead of its own clock: every
 // instant it stamps in a record (CreatedAt, UpdatedAt, ClosedAt,
 // LeaseUntil), Reservation.Now, and the cutoffs of Expire and the sweep.
-// Tests and the fault simulator move it by hand. The default is the wall
-// clock read at Open (never earlier than the latest instant in the file)
-// advanced by the process's monotonic clock, which steps of the wall clock
-// do not move.
+// Tests and the fault simulator move it by hand. The store takes it for the
+// truth: it neither restamps a file ahead of it nor leaves downtimes out of
+// Expire. The default is the host's clock, as the package documentation
+// describes under "The store's clock".
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
-			return errors.New("filestore: WithClock: nil clock")
+			return errOption("WithClock", "clock is nil")
 		}
 		c.now = now
 		return nil
@@ -188,7 +190,7 @@ func WithClock(now func() time.Time) Option {
 func WithSweepReport(f func(deleted int, err error)) Option {
 	return func(c *config) error {
 		if f == nil {
-			return errors.New("filestore: WithSweepReport: nil function")
+			return errOption("WithSweepReport", "function is nil")
 		}
 		c.onSweep = f
 		return nil
