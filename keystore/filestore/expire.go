@@ -29,6 +29,11 @@ func (s *Store) Expire(ctx context.Context, retention time.Duration) (int, error
 	if retention < 0 {
 		return 0, fmt.Errorf("filestore: expire: retention %v is negative", retention)
 	}
+	// The closed index is in the file: what is written in memory goes
+	// there first.
+	if err := s.flush(); err != nil {
+		return 0, fmt.Errorf("filestore: expire: %w", err)
+	}
 	now := s.now()
 	s.downsMu.Lock()
 	defer s.downsMu.Unlock()

@@ -127,9 +127,9 @@ type Store struct {
 	db    *bolt.DB
 	cfg   config
 	clock func() time.Time
-	// writers counts the Reserve and Resolve calls in a write
-	// transaction or waiting for one; see write.
-	writers atomic.Int64
+	// w is the write path: the records written in memory and their
+	// commits (see writes).
+	w writes
 	// broken is set once bbolt has stopped on a damaged page; see
 	// guarded.
 	broken atomic.Pointer[error]
@@ -216,6 +216,7 @@ func openLocked(path string, cfg config, f *os.File) (*Store, error) {
 		guard(s.db.Close)
 		return nil, err
 	}
+	s.startWrites()
 	return s, nil
 }
 
@@ -252,8 +253,6 @@ func lockedFile(path string, cfg config) (f *os.File, release func(), err error)
 // start verifies the file, sets the clock and prepares the file (see
 // prepare), all under guard.
 func (s *Store) start() error {
-	s.db.MaxBatchSize = s.cfg.maxBatchSize
-	s.db.MaxBatchDelay = s.cfg.maxBatchDelay
 	var last time.Time
 	err := s.guarded(func() error {
 		return s.db.View(func(tx *bolt.Tx) (err error) {
@@ -312,7 +311,10 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.stopSweep()
 		<-s.sweepDone
-		err := s.guarded(func() error { return s.db.Update(s.markClosed) })
+		err := s.stopWrites()
+		if err == nil {
+			err = s.guarded(func() error { return s.db.Update(s.markClosed) })
+		}
 		if s.broken.Load() != nil {
 			err = nil // reported by the calls that found it
 		}

@@ -249,15 +249,17 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	for id, want := range map[string]bool{"old-done": false, "old-open": true, "settled-late": true} {
 		_, err := s.Load(t.Context(), "ns", id)
 		if got := err == nil; got != want {
 			t.Errorf("after sweep, Load(%q) = %v; want present=%v", id, err, want)
 		}
 	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 
-	// The sweep goroutine of the closed store must be gone. Goroutines
+	// The goroutines of the closed stores must be gone. Goroutines
 	// of the runtime and of other tests settle asynchronously, so allow
 	// a moment.
 	deadline := time.Now().Add(2 * time.Second)

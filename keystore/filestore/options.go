@@ -17,21 +17,15 @@ const (
 	// were closed: long enough to replay a result locally for days after the
 	// provider (24 hours at Stripe and Omise) has forgotten the key.
 	DefaultRetention = 7 * 24 * time.Hour
-	// DefaultMaxBatchSize is how many concurrent writes may share one
-	// commit before it starts without waiting for the delay. A batch
-	// that fills starts at once, so a size at or below the usual number
-	// of concurrent callers avoids the delay altogether: 16 serves 16
-	// callers without waiting and still shares commits 16 at a time
-	// under heavier load.
+	// DefaultMaxBatchSize is kept for compatibility; see
+	// WithMaxBatchSize.
 	DefaultMaxBatchSize = 16
-	// DefaultMaxBatchDelay is how long the first write of a batch that
-	// does not fill waits for others to join it. A lone writer never
-	// waits (it commits at once, see Store.write). In an otherwise idle
-	// process any delay under a millisecond lasts about a millisecond,
-	// because the Go runtime's timer wait has millisecond resolution, so
-	// the choice among small values matters only in a busy process,
-	// where the shorter wait is the cheaper one.
-	DefaultMaxBatchDelay = 250 * time.Microsecond
+	// DefaultMaxBatchDelay is how long a write that need not be durable
+	// at once (a success, a renewal, a release) may wait in memory for a
+	// durable write's commit to carry it before the store commits it on
+	// its own. It bounds what a crash of the process can lose of those
+	// writes; the loss reopens intents, which a resume settles by replay.
+	DefaultMaxBatchDelay = 10 * time.Millisecond
 	// DefaultFileMode is the mode of a new store file: the keys of
 	// payments are for the service's user only.
 	DefaultFileMode fs.FileMode = 0o600
@@ -61,9 +55,6 @@ type config struct {
 	src           clockSource      // storeClock's readings; zero: hostClock
 	logger        *slog.Logger
 	onSweep       func(deleted int, err error)
-	// alwaysBatch sends even a lone writer through db.Batch. It exists
-	// for BenchmarkBatchTuning, to measure what the bypass in write saves.
-	alwaysBatch bool
 }
 
 func defaultConfig() config {
@@ -98,11 +89,11 @@ func WithRetention(d time.Duration) Option {
 	}
 }
 
-// WithMaxBatchSize sets bbolt's MaxBatchSize: how many concurrent Reserve
-// and Resolve calls may share one commit (and its fsync) before the commit
-// starts at once (default DefaultMaxBatchSize). Setting it near the number
-// of callers expected at once gives the best throughput. n must be at least
-// 1; 1 turns batching off.
+// WithMaxBatchSize is kept for compatibility and has no effect: a commit
+// takes every write waiting for it, however many, and a durable write never
+// waits for others (see the package documentation). n must be at least 1.
+//
+// Deprecated: commits are shared without a batch to fill.
 func WithMaxBatchSize(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -113,11 +104,12 @@ func WithMaxBatchSize(n int) Option {
 	}
 }
 
-// WithMaxBatchDelay sets bbolt's MaxBatchDelay: how long the first write of
-// a batch waits for others before committing (default
-// DefaultMaxBatchDelay). A writer with no other write in flight does not
-// wait. Zero makes every batch start at once, which in practice stops
-// commits from being shared; d must not be negative.
+// WithMaxBatchDelay sets how long a write that need not be durable at once
+// (a success, a renewal, a release: see Store.Resolve and Store.Reserve)
+// may wait in memory for the next durable write's commit before the store
+// commits it on its own (default DefaultMaxBatchDelay). Durable writes
+// never wait for it. Zero commits such writes at once; d must not be
+// negative.
 func WithMaxBatchDelay(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
