@@ -1,32 +1,27 @@
 // Package filestore is the durable idempay.KeyStore for one process: a
 // single file managed by go.etcd.io/bbolt.
 //
-// Reserve returns only after its record is committed and fsynced, so a key
-// survives a crash of the process or the machine. An fsync costs about
-// 0.2 ms on a typical SSD and bbolt commits one write transaction at a time,
-// so a plain transaction per call caps a store at a few thousand writes a
-// second whatever the concurrency. Concurrent Reserve and Resolve calls
-// therefore share commits through bbolt's DB.Batch; a call with no other
-// write in flight commits at once instead, so a lone caller never waits for
-// a batch to form.
+// # Writes and what a crash may lose
 //
-// # Defaults and measurements
+// Every write is applied in memory at once and committed to the file by one
+// committer, which takes every write waiting at each commit: concurrent
+// writes share a commit (bbolt syncs each commit twice, data then meta
+// page) without waiting for a batch to fill. A write returns once it is
+// synced when its loss could lead to a send or an answer no replay
+// corrects: the insert of a new key, a new attempt, a claim by a new owner
+// (Reserve), a close as failed or pending, and any Resolution marked
+// Durable. The others return at once and ride on the next commit, at the
+// latest after the batch delay (WithMaxBatchDelay): a close as succeeded,
+// a renewal, a release. A crash of the process or the machine may lose
+// those: the intent reopens, and resuming it resends the same key, which
+// the provider answers by replay; a lease, the next Open voids anyway. No
+// call answers from a write that may still be lost: one that reads a
+// record written in memory waits for its commit first.
 //
-// BenchmarkReserveResolve (one Reserve and one Resolve per charge) with
-// the defaults, on a shared 2-core machine with ext4 (fsync about 0.2 ms),
-// medians of 6 runs:
+// BenchmarkReserveResolve measures the write path and BenchmarkFsync the
+// disk's sync in the same run:
 //
-//	callers   pairs/s   Reserve p50
-//	1           2,000   0.20 ms   (one commit; 1.34 ms without the lone-writer bypass)
-//	16         17,000   0.39 ms
-//	64         17,000   1.7 ms
-//
-// A batch starts when it holds MaxBatchSize calls or after MaxBatchDelay.
-// In an idle Go process any delay under a millisecond lasts about a
-// millisecond, so a batch that does not fill costs its callers about 1 ms:
-// with MaxBatchSize 64, 16 callers got 5,500 pairs/s at 1.4 ms p50. A size
-// of 16 fills at 16 callers and still shares commits 16 at a time above.
-// BenchmarkBatchTuning measures other sizes and delays.
+//	go test -run '^$' -bench 'Fsync|ReserveResolve' ./keystore/filestore
 //
 // # The store's clock
 //
@@ -75,8 +70,10 @@
 // # Opening, damage and leases
 //
 // Only one Store (one process) can have the file open at a time: bbolt
-// takes an exclusive lock on it, and Open fails after the open timeout if it
-// cannot get it. Services running several instances need a shared store.
+// takes an exclusive lock on it. A second Open in the same process fails at
+// once with ErrLocked (share one *Store among the process's Clients, guards
+// and Deduper); one in another process fails with ErrLocked after the open
+// timeout. Services running several instances need a shared store.
 //
 // Only a missing file is created, and atomically (see create.go), so that
 // no Open leaves an empty or partial file behind. An existing file is
@@ -102,7 +99,8 @@
 //
 // A background sweep started by Open, every DefaultSweepInterval unless
 // changed, deletes succeeded and failed records closed more than the
-// retention window ago (DefaultRetention) by the store's clock. Open and
+// retention window ago (DefaultRetention) in the store's open time (see
+// above). Open and
 // pending records are never deleted: they stand for money that may have
 // moved. Expire can also be called directly.
 package filestore
