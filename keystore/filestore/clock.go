@@ -161,6 +161,11 @@ func (c *storeClock) settle(tx *bolt.Tx, plan clockPlan, last time.Time) ([]down
 	if gap > 0 {
 		downs = append(downs, downtime{at: plan.base, gap: gap})
 	}
+	// The file's latest instant is now this Open's: one that an ahead
+	// clock left in it must not make the next Open restamp again.
+	if err := writeLastSeen(tx, plan.base); err != nil {
+		return nil, err
+	}
 	return downs, writeDowntimes(tx, downs)
 }
 

@@ -127,6 +127,40 @@ func TestFastStartDoesNotShortenRetention(t *testing.T) {
 	if n, err := s.Expire(ctx, DefaultRetention); err != nil || n != 1 {
 		t.Errorf("eight days later: Expire(DefaultRetention) = %d, %v; want the paid record deleted", n, err)
 	}
+
+	// The next start, with the clock still right, sees no jump: the fast
+	// run left nothing behind.
+	s.Close()
+	h.pass(time.Minute)
+	s = openOnHost(t, path, h, &log)
+	defer s.Close()
+	if n := s.ClockJumps(); n != 0 {
+		t.Errorf("ClockJumps on the start after the one that put the clock right = %d; want 0", n)
+	}
+}
+
+// TestWallStepWhileOpen: a step of the host's wall clock while the store
+// is open moves neither leases nor ages, and is reported each time.
+func TestWallStepWhileOpen(t *testing.T) {
+	h := &fakeHost{}
+	var log bytes.Buffer
+	s := openOnHost(t, filepath.Join(t.TempDir(), "keys.db"), h, &log)
+	defer s.Close()
+	first := mustReserveIn(t, s, hostReq("a", "o"))
+	h.pass(time.Second)
+	h.setWallError(2 * time.Hour)
+	again := mustReserveIn(t, s, hostReq("a", "o"))
+	if d := again.Now.Sub(first.Now); d < time.Second || d > 2*time.Second {
+		t.Errorf("store clock moved %v over a second in which the wall clock stepped 2h ahead; want about a second", d)
+	}
+	if n := s.ClockJumps(); n != 1 {
+		t.Errorf("ClockJumps after a 2h step = %d; want 1", n)
+	}
+	h.setWallError(0)
+	mustReserveIn(t, s, hostReq("a", "o"))
+	if n := s.ClockJumps(); n != 2 || strings.Count(log.String(), "level=WARN") != 2 {
+		t.Errorf("ClockJumps after the step back = %d, log:\n%s\nwant 2 jumps, each logged at warn", n, log.String())
+	}
 }
 
 // TestSuspendCountsInAges: a host suspended for two days stops Go's
@@ -234,4 +268,40 @@ func inGap(c time.Time, downs []downtime) bool {
 		}
 	}
 	return false
+}
+
+// abandon lets go of the file as a killed process does: without Close's
+// last write.
+func abandon(s *Store) {
+	s.stopSweep()
+	<-s.sweepDone
+	s.stopWrites()
+	s.db.Close()
+	s.release()
+}
+
+// TestPutRightOnceForGood: a start that puts the clock right after a fast
+// one, and then dies, leaves nothing that makes the next start see the
+// jump again.
+func TestPutRightOnceForGood(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.db")
+	h := &fakeHost{}
+	var log bytes.Buffer
+	s := openOnHost(t, path, h, &log)
+	mustReserveIn(t, s, hostReq("a", "o"))
+	s.Close()
+	h.setWallError(30 * 24 * time.Hour)
+	s = openOnHost(t, path, h, &log)
+	s.Close()
+	h.setWallError(0)
+	s = openOnHost(t, path, h, &log)
+	if n := s.ClockJumps(); n != 1 {
+		t.Errorf("ClockJumps on the start that puts the clock right = %d; want 1", n)
+	}
+	abandon(s)
+	s = openOnHost(t, path, h, &log)
+	defer s.Close()
+	if n := s.ClockJumps(); n != 0 {
+		t.Errorf("ClockJumps on the next start = %d; want 0: the jump was dealt with", n)
+	}
 }
