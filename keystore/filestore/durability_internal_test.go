@@ -10,13 +10,16 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// inFile reads the record of ns/id from the file itself, past what is
-// written in memory.
+// inFile reads the record of ns/id as a crash would leave it: from the
+// store file and its log, past what is written in memory.
 func inFile(t *testing.T, s *Store, id string) (idempay.Record, bool) {
 	t.Helper()
 	var r idempay.Record
 	found := false
+	var logID []byte
+	var applied uint64
 	err := s.db.View(func(tx *bolt.Tx) error {
+		logID, applied = logState(tx)
 		v := tx.Bucket(bucketRecords).Get(recordKey("ns", id))
 		if v == nil {
 			return nil
@@ -28,6 +31,15 @@ func inFile(t *testing.T, s *Store, id string) (idempay.Record, bool) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	entries, err := readLog(s.log.f, logID, applied)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if string(e.key) == string(recordKey("ns", id)) {
+			r, found = e.rec, true
+		}
 	}
 	return r, found
 }

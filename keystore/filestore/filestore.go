@@ -126,8 +126,9 @@ type Store struct {
 	cfg   config
 	clock func() time.Time
 	// w is the write path: the records written in memory and their
-	// commits (see writes).
-	w writes
+	// commits (see writes), to log (see wal).
+	w   writes
+	log wal
 	// broken is set once bbolt has stopped on a damaged page; see
 	// guarded.
 	broken atomic.Pointer[error]
@@ -210,8 +211,13 @@ func openLocked(path string, cfg config, f *os.File) (*Store, error) {
 		f.Close() // bbolt closed it, unless it panicked
 		return nil, err
 	}
+	if s.log.f, err = openLog(path, cfg.fileMode); err != nil {
+		guard(s.db.Close)
+		return nil, err
+	}
 	if err := s.start(); err != nil {
 		guard(s.db.Close)
+		s.log.f.Close()
 		return nil, err
 	}
 	s.startWrites()
@@ -248,10 +254,12 @@ func lockedFile(path string, cfg config) (f *os.File, release func(), err error)
 	return nil, nil, fmt.Errorf("the file keeps disappearing after being created")
 }
 
-// start verifies the file, sets the clock and prepares the file (see
-// prepare), all under guard.
+// start verifies the file, applies what its log holds, sets the clock and
+// prepares the file (see prepare), all under guard.
 func (s *Store) start() error {
 	var last time.Time
+	var id []byte
+	var applied uint64
 	err := s.guarded(func() error {
 		return s.db.View(func(tx *bolt.Tx) (err error) {
 			if last, err = verify(tx); err != nil {
@@ -260,11 +268,21 @@ func (s *Store) start() error {
 			if seen := readLastSeen(tx); seen.After(last) {
 				last = seen
 			}
+			id, applied = logState(tx)
 			return nil
 		})
 	})
 	if err != nil {
 		return err
+	}
+	var entries []logEntry
+	if id != nil {
+		if entries, err = readLog(s.log.f, id, applied); err != nil {
+			return err
+		}
+	}
+	for _, e := range entries {
+		last = latest(last, e.rec)
 	}
 	var plan clockPlan
 	if s.clock = s.cfg.now; s.clock == nil {
@@ -276,9 +294,16 @@ func (s *Store) start() error {
 		s.host = newStoreClock(src, plan.base, s.cfg.logger)
 		s.clock = s.host.now
 	}
+	s.log.lsn = applied + uint64(len(entries))
 	return s.guarded(func() error {
 		return s.db.Update(func(tx *bolt.Tx) (err error) {
+			if err := applyLog(tx, entries, applied); err != nil {
+				return err
+			}
 			if s.voided, err = prepare(tx); err != nil {
+				return err
+			}
+			if s.log.id, err = ensureLogID(tx, id); err != nil {
 				return err
 			}
 			if s.host == nil {
@@ -316,7 +341,7 @@ func (s *Store) Close() error {
 		if s.broken.Load() != nil {
 			err = nil // reported by the calls that found it
 		}
-		s.closeErr = errors.Join(err, s.db.Close())
+		s.closeErr = errors.Join(err, s.db.Close(), s.log.f.Close())
 		s.release()
 	})
 	return s.closeErr

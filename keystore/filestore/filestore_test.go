@@ -97,9 +97,15 @@ func TestFileMode(t *testing.T) {
 		}
 	}
 	// The new file is built under a temporary name and linked into
-	// place: nothing else may be left in the directory.
-	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 2 {
-		t.Errorf("directory holds %v, %v; want the two store files only", ents, err)
+	// place: nothing else may be left in the directory but the logs.
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 4 {
+		t.Errorf("directory holds %v, %v; want the two store files and their logs only", ents, err)
+	}
+	for _, mode := range []os.FileMode{filestore.DefaultFileMode, 0o640} {
+		fi, err := os.Stat(filepath.Join(dir, mode.String()+"-log"))
+		if err != nil || fi.Mode().Perm()&^mode != 0 {
+			t.Errorf("log of a file created with WithFileMode(%v): %v, %v", mode, fi, err)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"bytes"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -35,6 +36,12 @@ type writes struct {
 	// committed is the highest committed (every write up to it is in
 	// the file).
 	want, committed uint64
+	// cpWant is the highest write number a flush waits to see in the
+	// store file itself; cpDone the highest there.
+	cpWant, cpDone uint64
+	// unlogged lists the keys written since the last log write (with
+	// repeats).
+	unlogged        []string
 	err             error  // of the last commit, for the writes it held
 	errSeq          uint64 // the last write that commit held
 	timer           *time.Timer
@@ -64,7 +71,10 @@ func (s *Store) startWrites() {
 // for if dirty (0 if not). It must be called with w.mu held.
 func (s *Store) current(k []byte, ns, id string) (r idempay.Record, ok bool, seq uint64, err error) {
 	if d, ok := s.w.dirty[string(k)]; ok {
-		return d.rec, true, d.seq, nil
+		if d.seq <= s.w.committed {
+			return cloneRecord(d.rec), true, 0, nil
+		}
+		return cloneRecord(d.rec), true, d.seq, nil
 	}
 	err = s.guarded(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
@@ -87,7 +97,8 @@ func (s *Store) current(k []byte, ns, id string) (r idempay.Record, ok bool, seq
 func (s *Store) put(k []byte, next idempay.Record, durable bool) uint64 {
 	w := &s.w
 	w.seq++
-	w.dirty[string(k)] = dirtyRecord{rec: next, seq: w.seq}
+	w.dirty[string(k)] = dirtyRecord{rec: cloneRecord(next), seq: w.seq}
+	w.unlogged = append(w.unlogged, string(k))
 	if durable {
 		s.need(w.seq)
 	} else if w.timer == nil {
@@ -135,52 +146,57 @@ func (s *Store) wait(seq uint64) error {
 	return nil
 }
 
-// flush commits every write made so far and waits for it.
+// flush brings every write made so far into the store file itself (a
+// checkpoint, see wal) and waits for it.
 func (s *Store) flush() error {
-	s.w.mu.Lock()
-	defer s.w.mu.Unlock()
-	return s.wait(s.w.seq)
+	w := &s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	target := w.seq
+	if target <= w.cpDone {
+		return nil
+	}
+	w.cpWant = max(w.cpWant, target)
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	for w.cpDone < target {
+		if w.err != nil && w.errSeq >= target {
+			return w.err
+		}
+		if p := s.broken.Load(); p != nil {
+			return *p
+		}
+		w.cond.Wait()
+	}
+	return nil
 }
 
-// commitLoop commits what is dirty whenever a write waits for it, until
-// Close.
+// commitLoop logs what is dirty whenever a write waits for it, and
+// checkpoints the log into the store file when it has grown or a flush
+// asks, until Close.
 func (s *Store) commitLoop() {
 	w := &s.w
 	defer close(w.done)
 	for {
 		w.mu.Lock()
-		for w.want <= w.committed && !w.closing {
+		for w.want <= w.committed && w.cpWant <= w.cpDone && !w.closing {
 			w.mu.Unlock()
 			<-w.wake
 			w.mu.Lock()
 		}
-		if w.want <= w.committed && w.closing {
+		if w.want <= w.committed && w.cpWant <= w.cpDone && w.closing {
 			w.mu.Unlock()
 			return
 		}
-		batch := make(map[string]dirtyRecord, len(w.dirty))
-		for k, d := range w.dirty {
-			batch[k] = d
+		var err error
+		if w.want > w.committed {
+			err = s.logRound()
 		}
-		upTo := w.seq
-		w.mu.Unlock()
-
-		err := s.guarded(func() error { return s.db.Update(func(tx *bolt.Tx) error { return commit(tx, batch) }) })
-
-		w.commits.Add(1)
-		w.mu.Lock()
-		if err != nil {
-			w.err, w.errSeq = err, upTo
-		} else {
-			w.err = nil
-			w.committed = upTo
-			for k, d := range batch {
-				if w.dirty[k].seq == d.seq {
-					delete(w.dirty, k)
-				}
-			}
+		if err == nil && (w.cpWant > w.cpDone || s.log.off >= checkpointBytes) {
+			err = s.checkpoint()
 		}
-		w.cond.Broadcast()
 		closing := w.closing
 		w.mu.Unlock()
 		if err != nil && closing {
@@ -192,6 +208,73 @@ func (s *Store) commitLoop() {
 			<-w.wake
 		}
 	}
+}
+
+// logRound writes the dirty records not in the log yet to it, with w.mu
+// held on entry and exit, released while it writes.
+func (s *Store) logRound() error {
+	w := &s.w
+	batch := make(map[string]dirtyRecord, len(w.unlogged))
+	for _, k := range w.unlogged {
+		if d, ok := w.dirty[k]; ok && d.seq > w.committed {
+			batch[k] = d
+		}
+	}
+	keys := w.unlogged
+	w.unlogged = nil
+	upTo := w.seq
+	w.mu.Unlock()
+	err := s.log.appendEntries(batch)
+	w.commits.Add(1)
+	w.mu.Lock()
+	if err != nil {
+		w.unlogged = append(keys, w.unlogged...)
+		w.err, w.errSeq = err, upTo
+	} else {
+		w.err = nil
+		w.committed = max(w.committed, upTo)
+	}
+	w.cond.Broadcast()
+	return err
+}
+
+// checkpoint applies every dirty record to the store file in one bbolt
+// commit, with the last logged entry's number, and starts the log again
+// from its beginning. It runs with w.mu held on entry and exit, released
+// while it commits.
+func (s *Store) checkpoint() error {
+	w := &s.w
+	batch := make(map[string]dirtyRecord, len(w.dirty))
+	for k, d := range w.dirty {
+		batch[k] = d
+	}
+	upTo, cpWant, lsn := w.seq, w.cpWant, s.log.lsn
+	w.mu.Unlock()
+	err := s.guarded(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			if err := commit(tx, batch); err != nil {
+				return err
+			}
+			return putApplied(tx, lsn)
+		})
+	})
+	w.mu.Lock()
+	if err != nil {
+		w.err, w.errSeq = err, upTo
+		w.cond.Broadcast()
+		return err
+	}
+	s.log.off = 0
+	// Every write up to upTo is in the store file now, logged or not.
+	w.committed = max(w.committed, upTo)
+	w.cpDone = max(w.cpDone, cpWant, upTo)
+	for k, d := range batch {
+		if w.dirty[k].seq == d.seq {
+			delete(w.dirty, k)
+		}
+	}
+	w.cond.Broadcast()
+	return nil
 }
 
 // commit writes the records of batch into the file, moving their index
@@ -221,9 +304,9 @@ func commit(tx *bolt.Tx, batch map[string]dirtyRecord) error {
 // stopWrites commits what is dirty and stops the committer; later writes
 // fail with errClosed.
 func (s *Store) stopWrites() error {
+	err := s.flush()
 	w := &s.w
 	w.mu.Lock()
-	err := s.wait(w.seq)
 	w.closing = true
 	if w.timer != nil {
 		w.timer.Stop()
@@ -236,4 +319,19 @@ func (s *Store) stopWrites() error {
 	}
 	<-w.done
 	return err
+}
+
+// cloneRecord is r with its own copies of the byte slices, which the
+// caller may change after giving or getting them: the store keeps its own.
+func cloneRecord(r idempay.Record) idempay.Record {
+	r.Result = bytes.Clone(r.Result)
+	if r.History != nil {
+		h := make([]idempay.PastAttempt, len(r.History))
+		for i, p := range r.History {
+			p.Result = bytes.Clone(p.Result)
+			h[i] = p
+		}
+		r.History = h
+	}
+	return r
 }
