@@ -41,14 +41,14 @@ type writes struct {
 	cpWant, cpDone uint64
 	// unlogged lists the keys written since the last log write (with
 	// repeats).
-	unlogged        []string
-	err             error  // of the last commit, for the writes it held
-	errSeq          uint64 // the last write that commit held
-	timer           *time.Timer
-	closing         bool
-	commits         atomic.Int64 // how many commits it made
-	wake            chan struct{}
-	done            chan struct{}
+	unlogged []string
+	err      error  // of the last commit, for the writes it held
+	errSeq   uint64 // the last write that commit held
+	timer    *time.Timer
+	closing  bool
+	commits  atomic.Int64 // how many commits it made
+	wake     chan struct{}
+	done     chan struct{}
 }
 
 // dirtyRecord is a record written in memory and not yet committed.
