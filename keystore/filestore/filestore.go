@@ -3,20 +3,26 @@
 //
 // # Writes and what a crash may lose
 //
-// Every write is applied in memory at once and committed to the file by one
-// committer, which takes every write waiting at each commit: concurrent
-// writes share a commit (bbolt syncs each commit twice, data then meta
-// page) without waiting for a batch to fill. A write returns once it is
-// synced when its loss could lead to a send or an answer no replay
-// corrects: the insert of a new key, a new attempt, a claim by a new owner
-// (Reserve), a close as failed or pending, and any Resolution marked
-// Durable. The others return at once and ride on the next commit, at the
-// latest after the batch delay (WithMaxBatchDelay): a close as succeeded,
-// a renewal, a release. A crash of the process or the machine may lose
-// those: the intent reopens, and resuming it resends the same key, which
-// the provider answers by replay; a lease, the next Open voids anyway. No
-// call answers from a write that may still be lost: one that reads a
-// record written in memory waits for its commit first.
+// Every write is applied in memory at once and committed by one committer,
+// which takes every write waiting at each commit: concurrent writes share
+// a commit without waiting for a batch to fill. A commit appends the
+// records to the store's log (the file at Path()+"-log", see wal.go) and
+// syncs it once; the log is applied to the store file in one bbolt commit
+// every MiB, and at Close, ListOpen and Expire, and Open applies what a
+// killed process left in it. After a Close the store file alone holds
+// everything; while the store is open, or after a crash, the two files
+// belong together: back up a closed store, or both files.
+//
+// A write returns once it is synced when its loss could lead to a send or
+// an answer no replay corrects: the insert of a new key, a new attempt, a
+// claim by a new owner (Reserve), a close as failed or pending, and any
+// Resolution marked Durable. The others return at once and ride on the
+// next commit, at the latest after the batch delay (WithMaxBatchDelay): a
+// close as succeeded, a renewal, a release. A crash of the process or the
+// machine may lose those: the intent reopens, and resuming it resends the
+// same key, which the provider answers by replay; a lease, the next Open
+// voids anyway. No call answers from a write that may still be lost: one
+// that reads a record not yet synced waits for its commit first.
 //
 // BenchmarkReserveResolve measures the write path and BenchmarkFsync the
 // disk's sync in the same run:
@@ -63,9 +69,12 @@
 // open and pending records by namespace, CreatedAt and intent ID, which
 // ListOpen pages through without touching closed records), closed (an index
 // of succeeded and failed records by ClosedAt, which Expire reads without
-// touching open ones) and meta (the file format version). Records use a
-// compact versioned binary layout, described in codec.go. Files written in
-// format 1 (up to the KeyStore contract v2) are migrated by Open.
+// touching open ones) and meta (the file format version, the log's
+// identity and last applied entry, the clock's downtimes). Records use a
+// compact versioned binary layout, described in codec.go; the log's
+// entries carry the same encoding. Files written in format 1 (up to the
+// KeyStore contract v2) are migrated by Open; format 2 files of earlier
+// versions open as they are (they have no log yet).
 //
 // # Opening, damage and leases
 //
@@ -74,6 +83,11 @@
 // once with ErrLocked (share one *Store among the process's Clients, guards
 // and Deduper); one in another process fails with ErrLocked after the open
 // timeout. Services running several instances need a shared store.
+//
+// A log cut short by a crash (its last write, whose callers were never
+// answered) ends at the cut; a log damaged before its end, which would lose
+// synced writes, is refused with ErrCorrupt, and so is an entry that does
+// not decode. A log left beside another store file is never applied to it.
 //
 // Only a missing file is created, and atomically (see create.go), so that
 // no Open leaves an empty or partial file behind. An existing file is
@@ -347,7 +361,8 @@ func (s *Store) Close() error {
 	return s.closeErr
 }
 
-// Path returns the path of the store file.
+// Path returns the path of the store file. Its log is the file at Path()
+// with "-log" appended (see the package documentation).
 func (s *Store) Path() string { return s.db.Path() }
 
 // VoidedLeases returns how many leases Open voided: those of the open and
