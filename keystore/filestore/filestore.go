@@ -11,7 +11,9 @@
 // every MiB, and at Close, ListOpen and Expire, and Open applies what a
 // killed process left in it. After a Close the store file alone holds
 // everything; while the store is open, or after a crash, the two files
-// belong together: back up a closed store, or both files.
+// belong together: back up a closed store, or both files. An earlier
+// version of this package does not read the log: after a crash, open and
+// close the file with this version before going back to one.
 //
 // A write returns once it is synced when its loss could lead to a send or
 // an answer no replay corrects: the insert of a new key, a new attempt, a
