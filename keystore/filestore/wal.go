@@ -23,8 +23,9 @@ import (
 // killed process left in it. After a Close the store file alone holds
 // everything (a backup of a closed store needs only it).
 //
-// An entry is a 16-byte header (body length uint32, CRC-32C of the rest of
-// the entry uint32, log sequence number uint64, all big-endian), then the
+// An entry is a 24-byte header (body length uint32, CRC-32C of the rest of
+// the entry uint32, log sequence number uint64, the number of the first
+// entry of the same commit uint64, all big-endian), then the
 // record key (uvarint length, bytes) and the encoded record (codec.go).
 // Entries follow each other from the start of the file with consecutive
 // sequence numbers; the first is the one after the last applied, kept in
@@ -34,7 +35,7 @@ import (
 // fails the sequence or the checksum and ends the log.
 const (
 	logSuffix       = "-log"
-	logHeader       = 16
+	logHeader       = 24
 	checkpointBytes = 1 << 20
 	// maxEntry bounds an entry's body, which bounds what a damaged length
 	// can make Open read: far above any record.
@@ -77,10 +78,31 @@ func openLog(path string, mode fs.FileMode) (*os.File, error) {
 			err = syncDir(filepath.Dir(name))
 		}
 	}
+	if err == nil {
+		err = preallocate(f)
+	}
 	if err != nil {
+		if f != nil {
+			f.Close()
+		}
 		return nil, fmt.Errorf("the store's log %s: %w", name, unpath(err))
 	}
 	return f, nil
+}
+
+// preallocate writes zeros to the end of the first checkpoint's worth of
+// log, once, and syncs them, so that log writes land in place and a sync
+// has no size to record. Zeros end a log: no entry is numbered 0.
+func preallocate(f *os.File) error {
+	const size = checkpointBytes + 64<<10
+	fi, err := f.Stat()
+	if err != nil || fi.Size() >= size {
+		return err
+	}
+	if _, err := f.WriteAt(make([]byte, size-fi.Size()), fi.Size()); err != nil {
+		return err
+	}
+	return f.Sync()
 }
 
 // appendEntries writes the records of batch to the log after its last
@@ -92,6 +114,7 @@ func (l *wal) appendEntries(batch map[string]dirtyRecord) error {
 	}
 	b := l.buf[:0]
 	lsn := l.lsn
+	first := lsn + 1
 	for k, d := range batch {
 		lsn++
 		start := len(b)
@@ -100,13 +123,14 @@ func (l *wal) appendEntries(batch map[string]dirtyRecord) error {
 		b = append(b, encodeRecord(d.rec)...)
 		binary.BigEndian.PutUint32(b[start:], uint32(len(b)-start-logHeader))
 		binary.BigEndian.PutUint64(b[start+8:], lsn)
+		binary.BigEndian.PutUint64(b[start+16:], first)
 		binary.BigEndian.PutUint32(b[start+4:], sum(l.id, b[start:]))
 	}
 	l.buf = b
 	if _, err := l.f.WriteAt(b, l.off); err != nil {
 		return err
 	}
-	if err := l.f.Sync(); err != nil {
+	if err := syncData(l.f); err != nil {
 		return err
 	}
 	l.off += int64(len(b))
@@ -122,9 +146,12 @@ type logEntry struct {
 
 // readLog reads the entries of log file f that follow the applied one,
 // up to the first that is not there: the end, a write cut short, or an
-// entry of before the last checkpoint. A whole entry with the next
-// sequence numbers further on means the log was damaged in the middle,
-// which loses writes that were synced: an error matching ErrCorrupt.
+// entry of before the last checkpoint. A crash can cut a commit's write
+// anywhere (its pages reach the disk in any order), but no later commit
+// is written before it is synced: a sound entry further on of a commit
+// that began after the missing entry means the log was damaged in the
+// middle, which loses writes that were synced: an error matching
+// ErrCorrupt.
 func readLog(f *os.File, id []byte, applied uint64) ([]logEntry, error) {
 	data, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<62))
 	if err != nil {
@@ -142,8 +169,8 @@ func readLog(f *os.File, id []byte, applied uint64) ([]logEntry, error) {
 	}
 	next := applied + uint64(len(out)) + 1
 	for i := off + 1; i+logHeader <= len(data); i++ {
-		lsn := binary.BigEndian.Uint64(data[i+8:])
-		if lsn > next && lsn < next+1<<20 {
+		lsn, first := binary.BigEndian.Uint64(data[i+8:]), binary.BigEndian.Uint64(data[i+16:])
+		if first > next && first <= lsn && lsn < next+1<<20 {
 			if _, _, ok := parseEntry(data[i:], id, lsn); ok {
 				return nil, corrupt("the log %s is damaged at byte %d: entry %d follows, and the writes between are lost", f.Name(), off, lsn)
 			}

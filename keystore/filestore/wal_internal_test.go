@@ -32,6 +32,10 @@ func kill(s *Store) {
 	s.release()
 }
 
+// logEnd is where the log's entries ended when openKilled killed its
+// store (the file itself is longer: preallocated).
+var logEnd int64
+
 func openKilled(t *testing.T, n int) (path string, keys []string) {
 	t.Helper()
 	path = filepath.Join(t.TempDir(), "keys.db")
@@ -48,6 +52,7 @@ func openKilled(t *testing.T, n int) (path string, keys []string) {
 		}
 		keys = append(keys, k)
 	}
+	logEnd = s.log.off
 	kill(s)
 	return path, keys
 }
@@ -81,11 +86,13 @@ func TestLogReplayedAfterKill(t *testing.T) {
 // given) ends the log; everything before it is kept.
 func TestLogTornTail(t *testing.T) {
 	path, keys := openKilled(t, 20)
-	fi, err := os.Stat(path + logSuffix)
+	f, err := os.OpenFile(path+logSuffix, os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(path+logSuffix, fi.Size()-5); err != nil {
+	_, err = f.WriteAt(make([]byte, 5), logEnd-5) // the cut: what was never written reads as zeros
+	f.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if found, err := loadAll(t, path, keys); err != nil || found != 19 {
@@ -101,7 +108,7 @@ func TestLogDamagedInTheMiddle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[len(b)/2] ^= 0xff
+	b[logEnd/2] ^= 0xff
 	if err := os.WriteFile(path+logSuffix, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -119,5 +126,50 @@ func TestLogOfAnotherStoreIgnored(t *testing.T) {
 	}
 	if found, err := loadAll(t, path, keys); err != nil || found != 0 {
 		t.Errorf("a new store beside an old log found %d of its records, %v; want none", found, err)
+	}
+}
+
+// TestLogTornInsideACommit: a crash can leave a commit's later entries on
+// disk and an earlier one not; that commit was never synced, so it ends
+// the log without being taken for damage.
+func TestLogTornInsideACommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.db")
+	s, err := Open(path, WithSweepInterval(0), WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := func(i int) idempay.ReserveRequest {
+		return idempay.ReserveRequest{Namespace: "ns", IntentID: fmt.Sprint(i), Attempt: 1, Key: fmt.Sprintf("key-%d", i),
+			Fingerprint: "fp", Owner: "o", Lease: time.Minute}
+	}
+	if _, err := s.Reserve(context.Background(), r(0)); err != nil {
+		t.Fatal(err)
+	}
+	// One commit of three records, written by hand as the committer does.
+	start := s.log.off
+	batch := map[string]dirtyRecord{}
+	for i := 1; i <= 3; i++ {
+		batch[string(recordKey("ns", fmt.Sprint(i)))] = dirtyRecord{rec: begin(idempay.Record{Namespace: "ns", IntentID: fmt.Sprint(i)}, r(i), time.Now().UTC())}
+	}
+	s.w.mu.Lock()
+	err = s.log.appendEntries(batch)
+	s.w.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logEnd = start
+	kill(s)
+	// The commit's first entry never reached the disk; the others did.
+	f, err := os.OpenFile(path+logSuffix, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteAt(make([]byte, logHeader), start)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found, err := loadAll(t, path, []string{"key-0", "key-1", "key-2", "key-3"}); err != nil || found != 1 {
+		t.Errorf("after a commit torn inside, %d found, %v; want the one synced before it, and no error", found, err)
 	}
 }
