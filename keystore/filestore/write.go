@@ -16,17 +16,19 @@ var errClosed = errors.New("filestore: store closed")
 
 // writes is the Store's write path: every write is applied at once to the
 // records in memory (dirty) under mu, in the order of a sequence number,
-// and a committer goroutine commits whatever is dirty to bbolt in one
-// transaction at a time, so that concurrent writes share commits without
-// waiting for a batch to fill: while one commit syncs, the next one's
-// writes gather.
+// and a committer goroutine appends whatever is not logged yet to the log
+// in one write and one sync at a time (see wal), so that concurrent writes
+// share commits without waiting for a batch to fill: while one commit
+// syncs, the next one's writes gather. The committer also checkpoints the
+// records into the store file (one bbolt commit), after which they leave
+// memory.
 //
-// A write that must be durable (see durableReserve and durableResolve)
+// A write that must be durable (see Store.reserve and durableResolve)
 // returns only once a commit holding it has synced. One that need not (a
 // success, a renewal, a release) returns at once and rides on the next
 // commit, which the next durable write or, at the latest, the batch delay
 // starts. No answer rests on a write that may yet be lost: a call that
-// reads a dirty record waits for its commit before it answers.
+// reads a record not yet synced waits for its commit before it answers.
 type writes struct {
 	mu    sync.Mutex
 	cond  *sync.Cond // signalled when committed, err or closing change
@@ -34,7 +36,7 @@ type writes struct {
 	seq   uint64 // the last write's number
 	// want is the highest write number someone waits to see committed;
 	// committed is the highest committed (every write up to it is in
-	// the file).
+	// the log or the store file).
 	want, committed uint64
 	// cpWant is the highest write number a flush waits to see in the
 	// store file itself; cpDone the highest there.
@@ -51,7 +53,8 @@ type writes struct {
 	done     chan struct{}
 }
 
-// dirtyRecord is a record written in memory and not yet committed.
+// dirtyRecord is a record written in memory and not yet checkpointed
+// into the store file (it may be in the log).
 type dirtyRecord struct {
 	rec idempay.Record
 	seq uint64
