@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -48,6 +49,28 @@ func BenchmarkCharge(b *testing.B) {
 			c := benchClient(b, url, store)
 			runParallel(b, conc, func() error { return benchCharge(c, seq.Add(1)) })
 		})
+	}
+}
+
+// BenchmarkFsync is the floor of a durable write on this disk (a small
+// write and fsync of a file), to read the file store's figures against in
+// the same run:
+//
+//	go test -run '^$' -bench 'BenchmarkCharge$|BenchmarkFsync' -benchmem -count 6 .
+func BenchmarkFsync(b *testing.B) {
+	f, err := os.Create(filepath.Join(b.TempDir(), "sync"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	buf := make([]byte, 256)
+	for b.Loop() {
+		if _, err := f.WriteAt(buf, 0); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 

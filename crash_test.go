@@ -124,6 +124,11 @@ func TestCrashChild(t *testing.T) {
 	}
 	store, err := filestore.Open(os.Getenv("IDEMPAY_CRASH_DB"))
 	require.NoError(t, err)
+	// A child that finishes closes its store, as a program that ends
+	// cleanly does: the file store commits a success without waiting for
+	// its sync, and only Close (or the next durable write) lands the last
+	// ones. A kill loses them, which the next child's resume answers.
+	defer store.Close()
 	c, err := idempay.New(idempay.Config{ // the default lease
 		BaseURL: os.Getenv("IDEMPAY_CRASH_URL"), Store: store,
 		Retry: idempay.RetryPolicy{MaxAttempts: 6, InitialInterval: 2 * time.Millisecond, MaxInterval: 20 * time.Millisecond},

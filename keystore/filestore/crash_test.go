@@ -24,6 +24,9 @@ import (
 const (
 	crashPathEnv  = "IDEMPAY_FILESTORE_CRASH_PATH"
 	crashRoundEnv = "IDEMPAY_FILESTORE_CRASH_ROUND"
+	// crashCloseEnv makes the child close each intent it reserves, as
+	// failed or succeeded in turn (see TestCrashKeepsFailedCloses).
+	crashCloseEnv = "IDEMPAY_FILESTORE_CRASH_CLOSE"
 )
 
 // crashWriters is how many goroutines of the child reserve at once, so that
@@ -61,6 +64,19 @@ func TestCrashChild(t *testing.T) {
 				// One write call per line: a pipe write this small is
 				// atomic, so the parent never reads half a line.
 				os.Stdout.WriteString("reserved " + id + " " + key + "\n")
+				if os.Getenv(crashCloseEnv) == "" {
+					continue
+				}
+				st := idempay.StateFailed
+				if i%2 == 0 {
+					st = idempay.StateSucceeded
+				}
+				err = s.Resolve(t.Context(), idempay.Resolution{Namespace: "crash", IntentID: id, Key: key, State: st})
+				if err != nil {
+					fmt.Fprintf(os.Stderr, "child: Resolve(%s): %v\n", id, err)
+					os.Exit(2)
+				}
+				os.Stdout.WriteString(string(st) + " " + id + " " + key + "\n")
 			}
 		}()
 	}
@@ -84,7 +100,7 @@ func TestCrashDurability(t *testing.T) {
 	printed := map[string]string{} // intent ID -> key the child printed
 	const rounds = 5
 	for round := range rounds {
-		n := crashRound(t, path, round, printed)
+		n := crashRound(t, path, round, printed, nil)
 		t.Logf("round %d: child killed after %d printed reservations", round, n)
 		checkCrashFile(t, path, printed)
 		if t.Failed() {
@@ -96,10 +112,13 @@ func TestCrashDurability(t *testing.T) {
 // crashRound runs one child and kills it after a random number of printed
 // reservations; it adds what the child printed to printed and returns how
 // many lines that round printed.
-func crashRound(t *testing.T, path string, round int, printed map[string]string) int {
+func crashRound(t *testing.T, path string, round int, printed map[string]string, closed map[string]idempay.State) int {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), crashPathEnv+"="+path, fmt.Sprintf("%s=%d", crashRoundEnv, round))
+	if closed != nil {
+		cmd.Env = append(cmd.Env, crashCloseEnv+"=1")
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -120,6 +139,10 @@ func crashRound(t *testing.T, path string, round int, printed map[string]string)
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
+		if len(f) == 3 && closed != nil && f[0] != "reserved" {
+			closed[f[1]] = idempay.State(f[0])
+			continue
+		}
 		if len(f) != 3 || f[0] != "reserved" {
 			continue
 		}
@@ -184,4 +207,43 @@ func checkCrashFile(t *testing.T, path string, printed map[string]string) {
 	if open := listAll(t, s, "crash", 500); len(open) < len(printed) {
 		t.Errorf("ListOpen after the kill = %d records; want at least the %d printed", len(open), len(printed))
 	}
+}
+
+// TestCrashKeepsFailedCloses kills a child that reserves intents and closes
+// each, failed and succeeded in turn: a failure it was told was recorded
+// must be there after the kill (its loss would reopen a key never sent, and
+// a resume would send it to a customer told "failed"); a success may be
+// lost, but then the intent is open with its key, to be settled by replay.
+func TestCrashKeepsFailedCloses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts subprocesses")
+	}
+	path := filepath.Join(t.TempDir(), "keys.db")
+	printed := map[string]string{}
+	closed := map[string]idempay.State{}
+	for round := range 3 {
+		crashRound(t, path, round, printed, closed)
+	}
+	s, err := filestore.Open(path, filestore.WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lostSuccess := 0
+	for id, st := range closed {
+		r, err := s.Load(t.Context(), "crash", id)
+		switch {
+		case err != nil:
+			t.Errorf("intent %s, closed %s, is gone: %v", id, st, err)
+		case r.Key != printed[id]:
+			t.Errorf("intent %s: key %q; want %q", id, r.Key, printed[id])
+		case st == idempay.StateFailed && r.State != idempay.StateFailed:
+			t.Errorf("intent %s was told failed, and is %s after the kill", id, r.State)
+		case st == idempay.StateSucceeded && r.State == idempay.StateOpen:
+			lostSuccess++
+		case r.State != st:
+			t.Errorf("intent %s was told %s, and is %s after the kill", id, st, r.State)
+		}
+	}
+	t.Logf("%d closes printed; %d successes lost by the kills and reopened", len(closed), lostSuccess)
 }

@@ -17,7 +17,8 @@ const expireChunk = 1000
 
 // Expire implements idempay.KeyStore: it deletes the succeeded and failed
 // records closed more than retention ago by the store's clock (ClosedAt
-// before now minus retention) and returns how many it deleted. Open and
+// before now minus retention, leaving out the downtimes since: see the
+// package documentation) and returns how many it deleted. Open and
 // pending records are never deleted. It reads only the index of closed
 // records, from the earliest closed, and stops at the first one closed at
 // or after the cutoff. It checks ctx between chunks of deletions and
@@ -28,16 +29,28 @@ func (s *Store) Expire(ctx context.Context, retention time.Duration) (int, error
 	if retention < 0 {
 		return 0, fmt.Errorf("filestore: expire: retention %v is negative", retention)
 	}
-	limit := timeKey(nil, s.now().Add(-retention))
+	// The closed index is in the file: what is written in memory goes
+	// there first.
+	if err := s.flush(); err != nil {
+		return 0, fmt.Errorf("filestore: expire: %w", err)
+	}
+	now := s.now()
+	s.downsMu.Lock()
+	defer s.downsMu.Unlock()
+	limit := timeKey(nil, expireBefore(now, retention, s.downs))
 	total := 0
 	for {
 		if err := ctx.Err(); err != nil {
 			return total, err
 		}
 		n := 0
+		downs := s.downs
 		err := s.guarded(func() error {
 			return s.db.Update(func(tx *bolt.Tx) (err error) {
-				n, err = expireChunkBefore(tx, limit)
+				if n, err = expireChunkBefore(tx, limit); err != nil {
+					return err
+				}
+				downs, err = s.keepClock(tx, now)
 				return err
 			})
 		})
@@ -45,10 +58,34 @@ func (s *Store) Expire(ctx context.Context, retention time.Duration) (int, error
 		if err != nil {
 			return total, fmt.Errorf("filestore: expire: %w", err)
 		}
+		s.downs = downs
 		if n < expireChunk {
 			return total, nil
 		}
 	}
+}
+
+// keepClock writes, in an Expire transaction, what the next Open needs of
+// the store's clock: the instant now, so that the time this store stays
+// open after its last write is not taken for a downtime, and the
+// downtimes that still precede a closed record. It returns those.
+func (s *Store) keepClock(tx *bolt.Tx, now time.Time) ([]downtime, error) {
+	if s.host == nil {
+		return s.downs, nil
+	}
+	if err := writeLastSeen(tx, now); err != nil {
+		return nil, err
+	}
+	var earliest time.Time
+	k, _ := tx.Bucket(bucketClosed).Cursor().First()
+	if len(k) >= timeKeyLen {
+		earliest, _ = parseTimeKey(k)
+	}
+	downs := pruneDowntimes(s.downs, earliest, k == nil)
+	if len(downs) == len(s.downs) {
+		return downs, nil
+	}
+	return downs, writeDowntimes(tx, downs)
 }
 
 // expireChunkBefore deletes up to expireChunk of the records whose closed

@@ -97,34 +97,42 @@ func TestFileMode(t *testing.T) {
 		}
 	}
 	// The new file is built under a temporary name and linked into
-	// place: nothing else may be left in the directory.
-	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 2 {
-		t.Errorf("directory holds %v, %v; want the two store files only", ents, err)
+	// place: nothing else may be left in the directory but the logs.
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 4 {
+		t.Errorf("directory holds %v, %v; want the two store files and their logs only", ents, err)
+	}
+	for _, mode := range []os.FileMode{filestore.DefaultFileMode, 0o640} {
+		fi, err := os.Stat(filepath.Join(dir, mode.String()+"-log"))
+		if err != nil || fi.Mode().Perm()&^mode != 0 {
+			t.Errorf("log of a file created with WithFileMode(%v): %v, %v", mode, fi, err)
+		}
 	}
 }
 
-// TestOpenTimeout shows that a second Open of a file in use fails after the
-// open timeout instead of hanging, and that the file opens once released.
+// TestOpenTimeout shows that an Open of a file another process holds fails
+// after the open timeout, with ErrLocked and bbolt's ErrTimeout, instead of
+// hanging, and that the file opens once released.
 func TestOpenTimeout(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "keys.db")
-	first, err := filestore.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	if testing.Short() {
+		t.Skip("starts a subprocess")
 	}
+	path := filepath.Join(t.TempDir(), "keys.db")
+	kill := startHolder(t, path)
 	start := time.Now()
 	if s, err := filestore.Open(path, filestore.WithOpenTimeout(100*time.Millisecond)); err == nil {
 		s.Close()
-		t.Fatal("second Open of a file in use succeeded; want a lock timeout")
-	} else if !errors.Is(err, bolt.ErrTimeout) {
-		t.Errorf("second Open = %v; want an error matching bbolt's ErrTimeout", err)
+		kill()
+		t.Fatal("Open of a file another process holds succeeded; want a lock timeout")
+	} else if !errors.Is(err, bolt.ErrTimeout) || !errors.Is(err, filestore.ErrLocked) {
+		t.Errorf("Open of a file another process holds = %v; want an error matching ErrLocked and bbolt's ErrTimeout", err)
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("second Open took %v to fail with a 100ms timeout", d)
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("Open took %v to fail with a 100ms timeout", d)
 	}
-	first.Close()
-	second, err := filestore.Open(path, filestore.WithOpenTimeout(time.Second))
+	kill()
+	second, err := filestore.Open(path, filestore.WithOpenTimeout(time.Second), filestore.WithSweepInterval(0))
 	if err != nil {
-		t.Fatalf("Open after the first Store closed: %v", err)
+		t.Fatalf("Open after the holder died: %v", err)
 	}
 	second.Close()
 }
@@ -247,15 +255,17 @@ func TestSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	for id, want := range map[string]bool{"old-done": false, "old-open": true, "settled-late": true} {
 		_, err := s.Load(t.Context(), "ns", id)
 		if got := err == nil; got != want {
 			t.Errorf("after sweep, Load(%q) = %v; want present=%v", id, err, want)
 		}
 	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 
-	// The sweep goroutine of the closed store must be gone. Goroutines
+	// The goroutines of the closed stores must be gone. Goroutines
 	// of the runtime and of other tests settle asynchronously, so allow
 	// a moment.
 	deadline := time.Now().Add(2 * time.Second)

@@ -104,7 +104,12 @@ func prepare(tx *bolt.Tx) (voided int, err error) {
 }
 
 // markClosed is the last write of Close.
-func markClosed(tx *bolt.Tx) error {
+func (s *Store) markClosed(tx *bolt.Tx) error {
+	if s.host != nil {
+		if err := writeLastSeen(tx, s.now()); err != nil {
+			return err
+		}
+	}
 	return tx.Bucket(bucketMeta).Put(metaClosedBy, []byte{1})
 }
 

@@ -93,3 +93,19 @@ func reopen(t testing.TB, path string, c *fakes.Clock) *filestore.Store {
 	}
 	return s
 }
+
+// openAt is open that also returns the path of the file.
+func openAt(t testing.TB, opts ...filestore.Option) (*filestore.Store, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "keys.db")
+	s, err := filestore.Open(path, opts...)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return s, path
+}

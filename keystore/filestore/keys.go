@@ -49,6 +49,14 @@ func timeKey(b []byte, t time.Time) []byte {
 	return binary.BigEndian.AppendUint32(b, uint32(t.Nanosecond()))
 }
 
+// parseTimeKey is the inverse of timeKey, on the first timeKeyLen bytes
+// of b; ok is false for nanoseconds out of range.
+func parseTimeKey(b []byte) (t time.Time, ok bool) {
+	sec := int64(binary.BigEndian.Uint64(b) ^ (1 << 63))
+	nsec := int64(binary.BigEndian.Uint32(b[8:]))
+	return time.Unix(sec, nsec).UTC(), nsec < int64(time.Second)
+}
+
 // openKey is the key of the index of open and pending records: namespace,
 // CreatedAt, intent ID. Its byte order is ListOpen's (CreatedAt, IntentID)
 // order within a namespace, since timeKey sorts as time does and Go

@@ -22,12 +22,17 @@ func (s *Store) ListOpen(ctx context.Context, namespace string, after idempay.Cu
 		return nil, fmt.Errorf("filestore: list open %q: limit %d is not positive", namespace, limit)
 	}
 	var out []idempay.Record
-	err := s.guarded(func() error {
-		return s.db.View(func(tx *bolt.Tx) (err error) {
-			out, err = listOpen(tx, namespace, after, limit)
-			return err
+	// The index is in the file: what is written in memory goes there
+	// first.
+	err := s.flush()
+	if err == nil {
+		err = s.guarded(func() error {
+			return s.db.View(func(tx *bolt.Tx) (err error) {
+				out, err = listOpen(tx, namespace, after, limit)
+				return err
+			})
 		})
-	})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("filestore: list open %q: %w", namespace, err)
 	}

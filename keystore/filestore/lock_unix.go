@@ -14,7 +14,8 @@ import (
 // lockFile takes the exclusive flock that bbolt takes, on f itself, so that
 // checkFile reads a file no other process is writing. bbolt's own lock on
 // the same open file then succeeds at once. It waits up to timeout (zero:
-// for ever) for another holder and then fails with bbolt's ErrTimeout.
+// for ever) for another holder and then fails with an error matching
+// ErrLocked and bbolt's ErrTimeout.
 func lockFile(f *os.File, timeout time.Duration) error {
 	start := time.Now()
 	for {
@@ -27,7 +28,7 @@ func lockFile(f *os.File, timeout time.Duration) error {
 		case !errors.Is(err, syscall.EWOULDBLOCK):
 			return err
 		case timeout != 0 && time.Since(start) >= timeout:
-			return bolt.ErrTimeout
+			return errLockedElsewhere(bolt.ErrTimeout)
 		}
 		time.Sleep(lockRetry)
 	}

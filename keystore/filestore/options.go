@@ -1,10 +1,12 @@
 package filestore
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"time"
+
+	"github.com/idempay/idempay"
 )
 
 // Defaults of the options. DefaultMaxBatchSize and DefaultMaxBatchDelay were
@@ -15,21 +17,15 @@ const (
 	// were closed: long enough to replay a result locally for days after the
 	// provider (24 hours at Stripe and Omise) has forgotten the key.
 	DefaultRetention = 7 * 24 * time.Hour
-	// DefaultMaxBatchSize is how many concurrent writes may share one
-	// commit before it starts without waiting for the delay. A batch
-	// that fills starts at once, so a size at or below the usual number
-	// of concurrent callers avoids the delay altogether: 16 serves 16
-	// callers without waiting and still shares commits 16 at a time
-	// under heavier load.
+	// DefaultMaxBatchSize is kept for compatibility; see
+	// WithMaxBatchSize.
 	DefaultMaxBatchSize = 16
-	// DefaultMaxBatchDelay is how long the first write of a batch that
-	// does not fill waits for others to join it. A lone writer never
-	// waits (it commits at once, see Store.write). In an otherwise idle
-	// process any delay under a millisecond lasts about a millisecond,
-	// because the Go runtime's timer wait has millisecond resolution, so
-	// the choice among small values matters only in a busy process,
-	// where the shorter wait is the cheaper one.
-	DefaultMaxBatchDelay = 250 * time.Microsecond
+	// DefaultMaxBatchDelay is how long a write that need not be durable
+	// at once (a success, a renewal, a release) may wait in memory for a
+	// durable write's commit to carry it before the store commits it on
+	// its own. It bounds what a crash of the process can lose of those
+	// writes; the loss reopens intents, which a resume settles by replay.
+	DefaultMaxBatchDelay = 10 * time.Millisecond
 	// DefaultFileMode is the mode of a new store file: the keys of
 	// payments are for the service's user only.
 	DefaultFileMode fs.FileMode = 0o600
@@ -43,7 +39,8 @@ const (
 )
 
 // An Option configures Open. Options check their argument and make Open
-// fail with an error rather than run with a value that cannot work.
+// fail with an *idempay.ConfigError (matching idempay.ErrInvalidConfig)
+// rather than run with a value that cannot work.
 type Option func(*config) error
 
 // config holds the settings of a Store.
@@ -55,10 +52,9 @@ type config struct {
 	openTimeout   time.Duration
 	sweepInterval time.Duration
 	now           func() time.Time // nil: storeClock
+	src           clockSource      // storeClock's readings; zero: hostClock
+	logger        *slog.Logger
 	onSweep       func(deleted int, err error)
-	// alwaysBatch sends even a lone writer through db.Batch. It exists
-	// for BenchmarkBatchTuning, to measure what the bypass in write saves.
-	alwaysBatch bool
 }
 
 func defaultConfig() config {
@@ -69,13 +65,14 @@ func defaultConfig() config {
 		fileMode:      DefaultFileMode,
 		openTimeout:   DefaultOpenTimeout,
 		sweepInterval: DefaultSweepInterval,
+		logger:        slog.Default(),
 	}
 }
 
 // errOption prefixes the errors of options, so that a failed Open says
 // which option was wrong.
 func errOption(name string, format string, args ...any) error {
-	return fmt.Errorf("filestore: %s: %s", name, fmt.Sprintf(format, args...))
+	return &idempay.ConfigError{Field: "filestore." + name, Reason: fmt.Sprintf(format, args...)}
 }
 
 // WithRetention sets how long succeeded and failed records are kept after
@@ -92,11 +89,11 @@ func WithRetention(d time.Duration) Option {
 	}
 }
 
-// WithMaxBatchSize sets bbolt's MaxBatchSize: how many concurrent Reserve
-// and Resolve calls may share one commit (and its fsync) before the commit
-// starts at once (default DefaultMaxBatchSize). Setting it near the number
-// of callers expected at once gives the best throughput. n must be at least
-// 1; 1 turns batching off.
+// WithMaxBatchSize is kept for compatibility and has no effect: a commit
+// takes every write waiting for it, however many, and a durable write never
+// waits for others (see the package documentation). n must be at least 1.
+//
+// Deprecated: commits are shared without a batch to fill.
 func WithMaxBatchSize(n int) Option {
 	return func(c *config) error {
 		if n < 1 {
@@ -107,11 +104,12 @@ func WithMaxBatchSize(n int) Option {
 	}
 }
 
-// WithMaxBatchDelay sets bbolt's MaxBatchDelay: how long the first write of
-// a batch waits for others before committing (default
-// DefaultMaxBatchDelay). A writer with no other write in flight does not
-// wait. Zero makes every batch start at once, which in practice stops
-// commits from being shared; d must not be negative.
+// WithMaxBatchDelay sets how long a write that need not be durable at once
+// (a success, a renewal, a release: see Store.Resolve and Store.Reserve)
+// may wait in memory for the next durable write's commit before the store
+// commits it on its own (default DefaultMaxBatchDelay). Durable writes
+// never wait for it. Zero commits such writes at once; d must not be
+// negative.
 func WithMaxBatchDelay(d time.Duration) Option {
 	return func(c *config) error {
 		if d < 0 {
@@ -164,14 +162,14 @@ func WithSweepInterval(d time.Duration) Option {
 // WithClock makes the store read now instead of its own clock: every
 // instant it stamps in a record (CreatedAt, UpdatedAt, ClosedAt,
 // LeaseUntil), Reservation.Now, and the cutoffs of Expire and the sweep.
-// Tests and the fault simulator move it by hand. The default is the wall
-// clock read at Open (never earlier than the latest instant in the file)
-// advanced by the process's monotonic clock, which steps of the wall clock
-// do not move.
+// Tests and the fault simulator move it by hand. The store takes it for the
+// truth: it neither restamps a file ahead of it nor leaves downtimes out of
+// Expire. The default is the host's clock, as the package documentation
+// describes under "The store's clock".
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {
 		if now == nil {
-			return errors.New("filestore: WithClock: nil clock")
+			return errOption("WithClock", "clock is nil")
 		}
 		c.now = now
 		return nil
@@ -184,9 +182,19 @@ func WithClock(now func() time.Time) Option {
 func WithSweepReport(f func(deleted int, err error)) Option {
 	return func(c *config) error {
 		if f == nil {
-			return errors.New("filestore: WithSweepReport: nil function")
+			return errOption("WithSweepReport", "function is nil")
 		}
 		c.onSweep = f
+		return nil
+	}
+}
+
+// WithLogger sets where the store logs what an operator must know: at
+// warn level, a jump of the host's clock (see ClockJumps); at info level,
+// a downtime. The default is slog.Default(); nil logs nothing.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		c.logger = l
 		return nil
 	}
 }

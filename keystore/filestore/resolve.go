@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
-	bolt "go.etcd.io/bbolt"
 )
 
 // Resolve implements idempay.KeyStore: it applies res to the stored record
@@ -18,10 +17,11 @@ import (
 // ClosedAt when the record closes. With res.State StateOpen the state is
 // kept (an open record stays open, a pending one pending).
 //
-// Every Resolve is durable when it returns, whether or not res.Durable asks
-// for it: bbolt fsyncs every commit and cannot leave out one transaction's
-// sync. Resolve shares commits with concurrent Reserve and Resolve calls,
-// which makes the sync nearly free under load.
+// A Resolve with res.Durable, or that closes the record failed or makes it
+// pending, is committed and fsynced before it returns, sharing the commit
+// with concurrent writes. Any other (a success, a release) returns at once
+// and rides on the next commit, at the latest after the batch delay (see
+// durableResolve).
 func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -29,46 +29,57 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	if !res.State.Valid() {
 		return fmt.Errorf("filestore: resolve %q/%q: invalid state %q", res.Namespace, res.IntentID, res.State)
 	}
-	k := recordKey(res.Namespace, res.IntentID)
-	var refused error
-	err := s.write(func(tx *bolt.Tx) (err error) {
-		// A refusal is not returned to Batch: an error makes bbolt
-		// roll back and rerun the whole batch without this call, so
-		// every refusal would cost the other callers a commit.
-		refused, err = s.resolve(tx, k, res)
-		return err
-	})
-	if err == nil {
-		err = refused
-	}
-	return wrapErr("resolve", res.Namespace, res.IntentID, err)
+	return wrapErr("resolve", res.Namespace, res.IntentID, s.resolve(recordKey(res.Namespace, res.IntentID), res))
 }
 
-// resolve is Resolve's write transaction. It returns the contract's
-// refusal, if any, apart from the errors that must roll it back.
-func (s *Store) resolve(tx *bolt.Tx, k []byte, res idempay.Resolution) (refused, err error) {
-	recs := tx.Bucket(bucketRecords)
-	v := recs.Get(k)
-	if v == nil {
-		return idempay.ErrNotFound, nil
+// resolve is Resolve on the records in memory (see writes): it returns
+// the contract's refusal, if any, once what it was judged on is committed.
+func (s *Store) resolve(k []byte, res idempay.Resolution) error {
+	w := &s.w
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closing {
+		return errClosed
 	}
-	cur, err := decodeRecord(res.Namespace, res.IntentID, v)
+	cur, exists, seen, err := s.current(k, res.Namespace, res.IntentID)
 	if err != nil {
-		return nil, err
+		return err
 	}
+	var refused error
 	switch {
+	case !exists:
+		refused = idempay.ErrNotFound
 	case cur.Key != res.Key:
-		return idempay.ErrKeyMismatch, nil
+		refused = idempay.ErrKeyMismatch
 	case cur.State.Closed():
-		return idempay.ErrAlreadyResolved, nil
+		refused = idempay.ErrAlreadyResolved
 	case res.LeaseOwner != "" && cur.LeaseOwner != res.LeaseOwner:
-		return idempay.ErrLeaseLost, nil
+		refused = idempay.ErrLeaseLost
+	}
+	if refused != nil {
+		if err := s.wait(seen); err != nil {
+			return err
+		}
+		return refused
 	}
 	next := settle(cur, res, s.now())
-	if err := recs.Put(k, encodeRecord(next)); err != nil {
-		return nil, err
+	durable := durableResolve(res, next)
+	seq := s.put(k, next, durable)
+	if !durable {
+		return nil
 	}
-	return nil, reindex(tx, cur, next, true)
+	return s.wait(seq)
+}
+
+// durableResolve says whether Resolve must wait for res to be fsynced:
+// when asked (a result nothing else could replay), and for a failure or a
+// pending charge, whose loss would reopen the intent as open: a key never
+// sent could then be sent for the first time to a customer told "failed".
+// A success may be lost: the intent reopens, and resending its key is
+// answered by the provider's replay. A release (StateOpen) may be lost: it
+// only frees a lease, which the next Open voids anyway.
+func durableResolve(res idempay.Resolution, next idempay.Record) bool {
+	return res.Durable || next.State == idempay.StateFailed || next.State == idempay.StatePending
 }
 
 // settle is cur after res at the instant now, its lease released.

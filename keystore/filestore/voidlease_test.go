@@ -81,7 +81,11 @@ func TestOpenVoidsLeasesOfAKilledHolder(t *testing.T) {
 
 // killHolder runs TestVoidLeasesChild on path and kills it with SIGKILL
 // once it holds its leases.
-func killHolder(t *testing.T, path string) {
+func killHolder(t *testing.T, path string) { startHolder(t, path)() }
+
+// startHolder runs TestVoidLeasesChild on path and returns once it holds
+// its leases, with the function that kills it with SIGKILL.
+func startHolder(t *testing.T, path string) (kill func()) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestVoidLeasesChild$", "-test.count=1")
 	cmd.Env = append(os.Environ(), leaseChildEnv+"="+path)
@@ -93,15 +97,18 @@ func killHolder(t *testing.T, path string) {
 		t.Fatal(err)
 	}
 	timer := time.AfterFunc(30*time.Second, func() { cmd.Process.Kill() })
-	defer timer.Stop()
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() && sc.Text() != "holding" {
 		t.Logf("child: %s", sc.Text())
 	}
-	cmd.Process.Signal(syscall.SIGKILL)
-	cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("the child ended with %v before it was killed", cmd.ProcessState)
+	return func() {
+		t.Helper()
+		defer timer.Stop()
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("the child ended with %v before it was killed", cmd.ProcessState)
+		}
 	}
 }
 
