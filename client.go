@@ -113,12 +113,12 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{
 		provider: cmp.Or[Provider](cfg.Provider, OwnAPI{}),
 		halted:   new(atomic.Bool),
-		hc:       wrapHTTPClient(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
 		retry:    cfg.Retry.withDefaults(),
 		log:      cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		now:      cfg.Clock,
 		newKey:   cfg.NewKey,
 	}
+	c.hc = wrapHTTPClient(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second}), newRetryBudget(c.retry))
 	c.store = haltedStore{KeyStore: cfg.Store, halted: c.halted}
 	if c.now == nil {
 		c.now = time.Now

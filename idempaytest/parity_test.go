@@ -46,6 +46,7 @@ var sentinels = map[string]error{
 	"ErrCaptureExceeds": idempay.ErrCaptureExceeds, "ErrNotAuthorization": idempay.ErrNotAuthorization,
 	"ErrAuthorizationClosed": idempay.ErrAuthorizationClosed, "ErrAuthorized": idempay.ErrAuthorized,
 	"ErrCanceled": idempay.ErrCanceled, "ErrClaimAged": idempay.ErrClaimAged,
+	"ErrRetryBudgetExhausted": idempay.ErrRetryBudgetExhausted,
 }
 
 // payments is what a parity scenario calls. *idempay.Client and
