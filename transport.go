@@ -34,17 +34,20 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if probe.held != nil && !probe.held() {
 		// No lease time left: another flight may be sending this intent
 		// by now, so not one byte of this attempt may leave.
+		probe.notes.add(false)
 		return nil, fmt.Errorf("%w: not sent", ErrLeaseLost)
 	}
 	if t.budget != nil && !probe.budget.admit(t.budget) {
 		// Too many operations are being resent at once: this resend
 		// stays home, and the flight ends on what it has (see conclude).
 		probe.wrote.Store(false)
+		probe.notes.add(false)
 		return nil, fmt.Errorf("%w: resend not sent", ErrRetryBudgetExhausted)
 	}
 	if probe.sent != nil {
 		probe.sent.Add(1)
 	}
+	note := probe.notes.add(true)
 	probe.wrote.Store(false)
 	trace := &httptrace.ClientTrace{
 		// Once the headers are out, the server may act on the request:
@@ -57,6 +60,9 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		hideKeysFromResend(out)
 	}
 	resp, err := t.base.RoundTrip(out)
+	if err == nil {
+		probe.notes.answer(note, resp.StatusCode)
+	}
 	if t.budget != nil {
 		probe.budget.answered(t.budget, resp, err)
 	}
@@ -95,6 +101,7 @@ type wireProbe struct {
 	wrote  atomic.Bool
 	held   func() bool
 	budget flightBudget // this flight's account with the client's retry budget
+	notes  wireNotes    // each request as it left, for the journal
 }
 
 type probeKey struct{}
