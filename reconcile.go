@@ -373,7 +373,7 @@ func reason(it ReconcileItem) string {
 	case errors.Is(err, ErrKeyExpired):
 		return "key older than KeyRetention and the lookup could not tell: reconcile with the provider by hand"
 	case errors.Is(err, errLookupNotFound):
-		return "the provider shows nothing under its key yet; settled by the service's request, or by lookup once the key is older than KeyRetention"
+		return "the provider shows nothing under its key (yet): settled by resending with the service's request"
 	case errors.Is(err, ErrAttemptOpen):
 		return "the service's request differs from the stored attempt"
 	}

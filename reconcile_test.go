@@ -322,3 +322,48 @@ func TestReconcilerStopsOnContext(t *testing.T) {
 	assert.NotEmpty(t, openIntents(t, r.Client), "nothing settled after the stop")
 	assert.False(t, strings.Contains(err.Error(), "tokn_rec"))
 }
+
+// loseOpAnswers forwards every request and loses the answers to POSTs on
+// the refund path: the server refunds, the client never hears of it.
+type loseOpAnswers struct{ base http.RoundTripper }
+
+func (l loseOpAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.base.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPost && strings.Contains(r.URL.Path, "refund") {
+		resp.Body.Close()
+		return nil, errors.New("answer lost")
+	}
+	return resp, err
+}
+
+// TestReconcilerSettlesOpenRefund: a refund whose answer was lost stays
+// open; the reconciler finds its intent and amount in the intent's ledger
+// and settles it by lookup, without the service's request.
+func TestReconcilerSettlesOpenRefund(t *testing.T) {
+	store := memstore.New()
+	_, url := startRefServer(t, store, refserver.Config{})
+	provider := idempay.OwnAPI{LookupPath: refserver.DefaultPath, OpLookup: true}
+	c := newClient(t, url, store, func(cfg *idempay.Config) {
+		cfg.Provider = provider
+		cfg.HTTPClient = &http.Client{Transport: loseOpAnswers{http.DefaultTransport}}
+		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 1}
+	})
+	_, err := c.Charge(context.Background(), idempay.ChargeRequest{IntentID: "paid", Amount: 1000, Currency: "JPY", Source: "tokn"})
+	require.NoError(t, err)
+	_, err = c.Refund(context.Background(), idempay.RefundRequest{RefundID: "rf-1", IntentID: "paid", Amount: 300, Currency: "JPY"})
+	require.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err), "%v", err)
+
+	r := reconcilerOn(t, url, store, "ops", func(cfg *idempay.Config) { cfg.Provider = provider })
+	r.ChargeRequest = nil
+	rep, err := r.Reconcile(context.Background())
+	require.NoError(t, err, "%+v", rep)
+	require.Len(t, rep.Settled, 1)
+	it := rep.Settled[0]
+	assert.Equal(t, "refund", it.Kind)
+	assert.Equal(t, "rf-1", it.ID)
+	assert.Equal(t, "paid", it.IntentID)
+	assert.Equal(t, idempay.StateSucceeded, it.State)
+	l, err := r.Client.Ledger(context.Background(), "paid")
+	require.NoError(t, err)
+	assert.EqualValues(t, 300, l.Refunded, "the ledger knows the refund succeeded")
+}

@@ -37,7 +37,11 @@ func Handler(ops Ops, token string) http.Handler {
 	})
 	mux.HandleFunc("GET /intents/{id}", func(w http.ResponseWriter, r *http.Request) {
 		rec, err := ops.Show(r.Context(), r.PathValue("id"))
-		rec.Result = nil // the stored outcome is the service's; the record's states are enough
+		// The stored outcomes are the service's: the states are enough.
+		rec.Result = nil
+		for i := range rec.History {
+			rec.History[i].Result = nil
+		}
 		answer(w, rec, err)
 	})
 	mux.HandleFunc("POST /intents/{id}/settle", func(w http.ResponseWriter, r *http.Request) {
