@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 	"github.com/idempay/idempay/admin"
 	"github.com/idempay/idempay/internal/refserver"
 	"github.com/idempay/idempay/internal/testenv"
-	"github.com/idempay/idempay/keystore/memstore"
+	"github.com/idempay/idempay/keystore/filestore"
 	"github.com/idempay/idempay/keystore/postgres"
 	"github.com/idempay/idempay/keystore/redis"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -117,10 +118,12 @@ func checkLifecycle(t *testing.T, env map[string]string, n int) {
 	assert.Contains(t, out, "true")
 }
 
-// TestCLIAgainstAdminHandler: a service with a store only it may open
-// (the file store's case) mounts admin.Handler; the CLI talks to it.
+// TestCLIAgainstAdminHandler: a service with a file store, which only it
+// may open, mounts admin.Handler; the CLI talks to it while it runs.
 func TestCLIAgainstAdminHandler(t *testing.T) {
-	store := memstore.New()
+	store, err := filestore.Open(filepath.Join(t.TempDir(), "idempay.db"))
+	require.NoError(t, err)
+	defer store.Close()
 	_, url := seedOpen(t, store, 5)
 	c, err := idempay.New(idempay.Config{BaseURL: url, Store: store, Journal: true,
 		Provider: idempay.OwnAPI{LookupPath: refserver.DefaultPath}})
