@@ -367,3 +367,22 @@ func TestReconcilerSettlesOpenRefund(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualValues(t, 300, l.Refunded, "the ledger knows the refund succeeded")
 }
+
+// TestReconcilerRun: Run settles in passes until its context ends, and
+// returns the context's cause.
+func TestReconcilerRun(t *testing.T) {
+	store, _, _, url := abandonedRun(t, 8, func(int) bool { return true })
+	r := reconcilerOn(t, url, store, "run")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("settled, stop")
+	want := len(openIntents(t, r.Client))
+	require.NotZero(t, want)
+	r.Progress = func(p idempay.ReconcileProgress) {
+		if p.Settled == want {
+			cancel(stop)
+		}
+	}
+	err := r.Run(ctx, time.Millisecond)
+	assert.ErrorIs(t, err, stop)
+	assert.Empty(t, openIntents(t, r.Client))
+}
