@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -385,4 +386,51 @@ func TestReconcilerRun(t *testing.T) {
 	err := r.Run(ctx, time.Millisecond)
 	assert.ErrorIs(t, err, stop)
 	assert.Empty(t, openIntents(t, r.Client))
+}
+
+// TestReconcileCheckCatchesLeaselessResend proves the double-send check of
+// TestReconcilerSettlesAfterKill can fail: two naive reconcilers that
+// resend each open record's stored key straight to the provider, without
+// taking its lease, are caught sending keys twice.
+func TestReconcileCheckCatchesLeaselessResend(t *testing.T) {
+	store, _, log, url := abandonedRun(t, 40, func(i int) bool { return i%4 == 0 })
+	c := reconcilerOn(t, url, store, "naive").Client
+	open := openIntents(t, c)
+	require.NotEmpty(t, open)
+	_, mark := log.since(0)
+	target := idempay.Target{BaseURL: mustURL(t, url), Namespace: "ownapi:default"}
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id, rec := range open {
+				var i int
+				_, _ = fmt.Sscanf(id, "rec-%d", &i)
+				req, err := idempay.OwnAPI{}.NewChargeRequest(context.Background(), target, reconcileRequest(i), rec.Key)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	sent, _ := log.since(mark)
+	twice := 0
+	for _, rec := range open {
+		if sent[rec.Key] > 1 {
+			twice++
+		}
+	}
+	assert.Equal(t, len(open), twice, "every open key sent by both: the check sees it")
+}
+
+func mustURL(t *testing.T, raw string) *url.URL {
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return u
 }
