@@ -189,18 +189,21 @@ func (r *Reconciler) list(ctx context.Context, work chan<- recWork) error {
 			return ctx.Err()
 		}
 	}
-	var index map[string]recWork // operation entries by type and ID, read once
+	var index map[string]recWork // operation entries by type and ID
+	reread := false              // read again once, for operations entered since
 	for _, t := range []OpType{OpRefund, OpCapture, OpCancel} {
 		for rec, err := range c.UnresolvedOps(ctx, t) {
 			if err != nil {
 				return err
 			}
-			if index == nil {
+			id := string(t) + "\x00" + rec.IntentID
+			if _, ok := index[id]; !ok && (index == nil || !reread) {
+				reread = index != nil
 				if index, err = r.opIndex(ctx); err != nil {
 					return err
 				}
 			}
-			w := index[string(t)+"\x00"+rec.IntentID]
+			w := index[id]
 			w.kind, w.rec = string(t), rec
 			if !feed(ctx, work, w) {
 				return ctx.Err()
@@ -335,10 +338,11 @@ func byOf(by string, ch *Charge) string {
 	return by
 }
 
-// errNoLedgerEntry: an open operation whose intent's ledger has no entry
-// for it. Its entry is written before its first byte, so none was sent;
-// only the caller's own request (Refund again) can settle it.
-var errNoLedgerEntry = errors.New("idempay: no ledger entry for the operation (nothing was sent); call it again with its request")
+// errNoLedgerEntry: an open operation for which no intent's ledger had an
+// entry when the pass read them. The entry is written before the first
+// byte, so if none was ever written nothing was sent; either way only the
+// caller's own request (Refund again) can settle it.
+var errNoLedgerEntry = errors.New("idempay: no ledger entry found for the operation; call it again with its request")
 
 // errLookupNotFound: a lookup found nothing under the record's key. That
 // proves nothing while the key may still arrive or be resent: the record
