@@ -75,6 +75,11 @@ type Config struct {
 	Clock func() time.Time
 	// NewKey makes an idempotency key for a new attempt. Default: UUID v4.
 	NewKey func() string
+	// Journal keeps the attempt journal (Client.Journal): every request of
+	// every flight, written durably to the Store, one record per flight,
+	// before the flight's outcome. It costs two store writes per flight.
+	// Default off.
+	Journal bool
 }
 
 // Defaults of Config.
@@ -101,6 +106,7 @@ type Client struct {
 	log       *slog.Logger
 	now       func() time.Time
 	newKey    func() string
+	journal   bool // Config.Journal
 	flights   flightGroup
 }
 
@@ -116,12 +122,13 @@ func New(cfg Config) (*Client, error) {
 	c := &Client{
 		provider: cmp.Or[Provider](cfg.Provider, OwnAPI{}),
 		halted:   new(atomic.Bool),
-		hc:       wrapHTTPClient(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second})),
 		retry:    cfg.Retry.withDefaults(),
 		log:      cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 		now:      cfg.Clock,
 		newKey:   cfg.NewKey,
+		journal:  cfg.Journal,
 	}
+	c.hc = wrapHTTPClient(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second}), newRetryBudget(c.retry))
 	c.store = haltedStore{KeyStore: cfg.Store, halted: c.halted}
 	if c.now == nil {
 		c.now = time.Now

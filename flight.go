@@ -97,7 +97,7 @@ func (f *flight) checkRetry(ctx context.Context, resp *http.Response, err error)
 	a := f.read(resp, err)
 	f.attempts = append(f.attempts, a)
 	f.logAttempt(a)
-	if ctx.Err() != nil || errors.Is(err, ErrLeaseLost) {
+	if ctx.Err() != nil || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrRetryBudgetExhausted) {
 		return false, nil
 	}
 	again := retryable(a.Verdict)

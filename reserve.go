@@ -145,6 +145,7 @@ func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Re
 		return c.notSent(ctx, f, err)
 	}
 	v, cause := f.run()
+	c.writeJournal(ctx, f)
 	return c.conclude(ctx, f, v, cause)
 }
 

@@ -35,6 +35,25 @@ type RetryPolicy struct {
 	// NoJitter turns the randomisation off (RandomizationFactor 0 means
 	// the default, so this says it explicitly).
 	NoJitter bool
+
+	// BudgetTokens is the capacity of the client's retry budget, a token
+	// bucket shared by all its operations (the AWS SDK v2 retry quota):
+	// the first request of an operation is free, each resend costs
+	// RetryCost tokens (TimeoutRetryCost after a timeout), and an answer
+	// that shows the provider working gives back what its operation's
+	// resends cost, or SuccessRefill tokens if it needed none. An empty
+	// bucket stops resends, so a total outage costs at most
+	// BudgetTokens/RetryCost retries beyond one request per operation.
+	// An operation the budget stops ends with an error matching
+	// ErrRetryBudgetExhausted, failed only if nothing it sent could have
+	// arrived and otherwise unknown. Zero means DefaultBudgetTokens;
+	// negative turns the budget off.
+	BudgetTokens int
+	// RetryCost, TimeoutRetryCost and SuccessRefill: zero means
+	// DefaultRetryCost, DefaultTimeoutRetryCost and DefaultSuccessRefill.
+	RetryCost        int
+	TimeoutRetryCost int
+	SuccessRefill    int
 }
 
 // DefaultRetryPolicy is what a zero RetryPolicy becomes.
@@ -46,6 +65,10 @@ var DefaultRetryPolicy = RetryPolicy{
 	RandomizationFactor: 0.5,
 	MaxElapsed:          60 * time.Second,
 	MaxRetryAfter:       10 * time.Second,
+	BudgetTokens:        DefaultBudgetTokens,
+	RetryCost:           DefaultRetryCost,
+	TimeoutRetryCost:    DefaultTimeoutRetryCost,
+	SuccessRefill:       DefaultSuccessRefill,
 }
 
 // withDefaults fills the zero fields from DefaultRetryPolicy.
@@ -75,6 +98,12 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.MaxRetryAfter > 0 {
 		d.MaxRetryAfter = p.MaxRetryAfter
 	}
+	if p.BudgetTokens != 0 {
+		d.BudgetTokens = p.BudgetTokens
+	}
+	d.RetryCost = pick(p.RetryCost, d.RetryCost)
+	d.TimeoutRetryCost = pick(p.TimeoutRetryCost, d.TimeoutRetryCost)
+	d.SuccessRefill = pick(p.SuccessRefill, d.SuccessRefill)
 	return d
 }
 
@@ -88,8 +117,18 @@ func (p RetryPolicy) validate() error {
 		return configErr("Retry.Multiplier", "must be at least 1")
 	case p.InitialInterval < 0 || p.MaxInterval < 0 || p.MaxElapsed < 0 || p.MaxRetryAfter < 0:
 		return configErr("Retry", "durations must not be negative")
+	case p.RetryCost < 0 || p.TimeoutRetryCost < 0 || p.SuccessRefill < 0:
+		return configErr("Retry", "budget costs must not be negative")
 	}
 	return nil
+}
+
+// pick is v when it is set (positive), else the default d.
+func pick(v, d int) int {
+	if v > 0 {
+		return v
+	}
+	return d
 }
 
 // retryable says whether a verdict is worth another attempt with the same

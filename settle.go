@@ -135,7 +135,10 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 	}
 	// Not found is no proof here: the key may still arrive, or be resent.
 	cause := joinCause(nil, v.Err, nil)
-	if cause == nil {
+	switch {
+	case cause == nil && v.Kind == KindNotFound:
+		cause = errLookupNotFound
+	case cause == nil:
 		cause = fmt.Errorf("idempay: lookup answered %s", v.Kind)
 	}
 	return c.unsettled(ctx, op, rec, cause)

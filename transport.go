@@ -22,7 +22,8 @@ import (
 // GetBody, and with the key under a spelling net/http does not look for
 // when there is no body; every resend goes through our retry loop instead.
 type attemptTransport struct {
-	base http.RoundTripper
+	base   http.RoundTripper
+	budget *retryBudget // the client's retry budget; nil for none
 }
 
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -33,11 +34,20 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if probe.held != nil && !probe.held() {
 		// No lease time left: another flight may be sending this intent
 		// by now, so not one byte of this attempt may leave.
+		probe.notes.add(false)
 		return nil, fmt.Errorf("%w: not sent", ErrLeaseLost)
+	}
+	if t.budget != nil && !probe.budget.admit(t.budget) {
+		// Too many operations are being resent at once: this resend
+		// stays home, and the flight ends on what it has (see conclude).
+		probe.wrote.Store(false)
+		probe.notes.add(false)
+		return nil, fmt.Errorf("%w: resend not sent", ErrRetryBudgetExhausted)
 	}
 	if probe.sent != nil {
 		probe.sent.Add(1)
 	}
+	note := probe.notes.add(true)
 	probe.wrote.Store(false)
 	trace := &httptrace.ClientTrace{
 		// Once the headers are out, the server may act on the request:
@@ -49,7 +59,14 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if out.Body == nil || out.Body == http.NoBody {
 		hideKeysFromResend(out)
 	}
-	return t.base.RoundTrip(out)
+	resp, err := t.base.RoundTrip(out)
+	if err == nil {
+		probe.notes.answer(note, resp.StatusCode)
+	}
+	if t.budget != nil {
+		probe.budget.answered(t.budget, resp, err)
+	}
+	return resp, err
 }
 
 // replayKeys are the headers net/http reads as "this POST may be resent"
@@ -80,9 +97,11 @@ func hideKeysFromResend(r *http.Request) {
 // written, and counts the requests that went out. held, when set, is asked
 // before each request leaves: the flight's lease must still be held.
 type wireProbe struct {
-	sent  *atomic.Int32
-	wrote atomic.Bool
-	held  func() bool
+	sent   *atomic.Int32
+	wrote  atomic.Bool
+	held   func() bool
+	budget flightBudget // this flight's account with the client's retry budget
+	notes  wireNotes    // each request as it left, for the journal
 }
 
 type probeKey struct{}
@@ -115,15 +134,16 @@ func classifyTransportError(err error, wrote bool) Kind {
 }
 
 // wrapHTTPClient copies the caller's client (never mutating it) with the
-// attempt transport, and with redirects off: a charge answered by a
-// redirect must not be followed by a GET that looks like its answer.
-func wrapHTTPClient(hc *http.Client) *http.Client {
+// attempt transport over the client's retry budget (nil for none), and with
+// redirects off: a charge answered by a redirect must not be followed by a
+// GET that looks like its answer.
+func wrapHTTPClient(hc *http.Client, budget *retryBudget) *http.Client {
 	base := hc.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	out := *hc
-	out.Transport = &attemptTransport{base: base}
+	out.Transport = &attemptTransport{base: base, budget: budget}
 	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &out
 }

@@ -46,7 +46,8 @@ var sentinels = map[string]error{
 	"ErrCaptureExceeds": idempay.ErrCaptureExceeds, "ErrNotAuthorization": idempay.ErrNotAuthorization,
 	"ErrAuthorizationClosed": idempay.ErrAuthorizationClosed, "ErrAuthorized": idempay.ErrAuthorized,
 	"ErrCanceled": idempay.ErrCanceled, "ErrClaimAged": idempay.ErrClaimAged,
-	"ErrOpOfOtherIntent": idempay.ErrOpOfOtherIntent,
+	"ErrOpOfOtherIntent":      idempay.ErrOpOfOtherIntent,
+	"ErrRetryBudgetExhausted": idempay.ErrRetryBudgetExhausted, "ErrReconcileIncomplete": idempay.ErrReconcileIncomplete,
 }
 
 // payments is what a parity scenario calls. *idempay.Client and
