@@ -31,8 +31,9 @@ import (
 //
 // Close and Release run on a context detached from the caller's (an outcome
 // is recorded even when the caller has stopped waiting), bounded by
-// ClaimConfig.WriteTimeout. Whether a close must be durable is part of the
-// ClaimConfig, not of each call, so that no caller can forget it.
+// ClaimConfig.WriteTimeout. Whether a close must be durable follows from
+// the state it writes and the ClaimConfig (ClaimConfig.DurableFor), not
+// from each call, so that no caller can forget it.
 //
 // A Claim is safe for concurrent use.
 type Claim struct {
@@ -65,8 +66,11 @@ type ClaimConfig struct {
 	// attempt is older than MaxAge on the store's clock: the Client's
 	// KeyRetention, past which a key is never resent.
 	MaxAge time.Duration
-	// Durable makes Close durable (Resolution.Durable): for results that
-	// nothing else could replay.
+	// Durable makes every close durable (Resolution.Durable), whatever its
+	// state, and every ReleaseWith that stores a result: for callers whose
+	// results nothing else could replay (a webhook handler's, a guarded
+	// endpoint's, the ledger's). Without it a close is durable when its
+	// state requires it (see DurableFor).
 	Durable bool
 	// WriteTimeout bounds Close, Release and each renewal. Default 5 s.
 	WriteTimeout time.Duration
@@ -79,6 +83,26 @@ type ClaimConfig struct {
 	Clock func() time.Time
 	// Logger receives renewal failures at debug and warn level.
 	Logger *slog.Logger
+}
+
+// DurableFor reports whether a Claim of cfg makes a close to state st
+// durable before it returns: the one rule, applied from the state written
+// so that no caller can forget it (ARCHITECTURE.md keeps the table).
+//
+//   - failed: always. A failure is told to a caller who acts on it (tries
+//     another card, tells the customer); lost in a crash, the record
+//     reopens with the attempt's key, which may never have reached the
+//     provider, and resuming it would send that key for the first time
+//     and move money the caller was told had not moved.
+//   - succeeded, pending: only with cfg.Durable. Lost, the record reopens
+//     with a key the provider has seen; resuming it sends the same key,
+//     which the provider answers by replay (or, for a LookupGuard
+//     provider, a lookup before any resend), and past MaxAge it is never
+//     resent at all.
+//   - open (a release): never; see ReleaseWith for one that stores a
+//     result under cfg.Durable.
+func (cfg ClaimConfig) DurableFor(st State) bool {
+	return cfg.Durable || st == StateFailed
 }
 
 // MinLease is the shortest lease a Claim accepts: a renewal must fit three
@@ -196,12 +220,12 @@ func (cl *Claim) Lapsed() bool {
 
 // Close records the work's known outcome and gives the lease back. The
 // outcome is a fact whoever holds the lease by now, so it names no owner;
-// it is durable if the ClaimConfig says so.
+// it is durable as ClaimConfig.DurableFor says for st.
 func (cl *Claim) Close(ctx context.Context, st State, providerRef string, result []byte) error {
 	if !cl.finish() {
 		return ErrClaimFinished
 	}
-	return cl.write(ctx, Resolution{State: st, ProviderRef: providerRef, Result: result, Durable: cl.cfg.Durable})
+	return cl.write(ctx, Resolution{State: st, ProviderRef: providerRef, Result: result, Durable: cl.cfg.DurableFor(st)})
 }
 
 // CloseIfHeld closes like Close, but only while this claim holds the lease
@@ -219,7 +243,7 @@ func (cl *Claim) CloseIfHeld(ctx context.Context, st State, result []byte) error
 		_ = cl.write(ctx, Resolution{State: StateOpen, LeaseOwner: cl.owner})
 		return ErrLeaseLost
 	}
-	return cl.write(ctx, Resolution{State: st, Result: result, LeaseOwner: cl.owner, Durable: cl.cfg.Durable})
+	return cl.write(ctx, Resolution{State: st, Result: result, LeaseOwner: cl.owner, Durable: cl.cfg.DurableFor(st)})
 }
 
 // Release gives the lease back and leaves the record unsettled, for the
@@ -231,12 +255,16 @@ func (cl *Claim) Release(ctx context.Context) error {
 }
 
 // ReleaseWith releases the lease like Release and, if result is not nil,
-// stores it with the unsettled record (a pending charge's latest state).
+// stores it with the unsettled record (a pending charge's latest state, a
+// guarded endpoint's "do not run again" lock). Under ClaimConfig.Durable a
+// release that stores a result is durable before it returns: a caller that
+// stores something with an open record means the next holder to read it.
 func (cl *Claim) ReleaseWith(ctx context.Context, result []byte) error {
 	if !cl.finish() {
 		return ErrClaimFinished
 	}
-	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner})
+	return cl.write(ctx, Resolution{State: StateOpen, Result: result, LeaseOwner: cl.owner,
+		Durable: cl.cfg.Durable && result != nil})
 }
 
 // releaseIfUnchanged releases the lease storing result, as ReleaseWith
