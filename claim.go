@@ -51,6 +51,7 @@ type Claim struct {
 	mu       sync.Mutex
 	deadline time.Time // on cfg.Clock: no work after it
 	leaseEnd time.Time // on cfg.Clock: the lease may be another's from then on (deadline without MaxAge)
+	agedAt   time.Time // on cfg.Clock: the attempt is older than MaxAge from then on (zero: not computed yet)
 	lapsed   bool      // the lease may have been someone else's for a while
 	finished bool
 }
@@ -425,16 +426,39 @@ func (cl *Claim) renew() bool {
 // res runs out. start was read before the Reserve was sent, and the store
 // stamped the lease no earlier, so start+Lease is never later than the
 // store's LeaseUntil. MaxAge shortens it the same way.
+//
+// The time left by MaxAge never grows from one renewal to the next: a store
+// clock that stepped back since the last one must not make the attempt
+// younger. An attempt whose age cannot be told (attemptAge) is aged at
+// once.
 func (cl *Claim) setDeadline(start time.Time, res Reservation) {
 	end := start.Add(cl.cfg.Lease)
 	d := end
-	if cl.cfg.MaxAge > 0 {
-		age := res.Now.Sub(res.Record.CreatedAt)
-		d = minTime(d, start.Add(cl.cfg.MaxAge-age))
-	}
 	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.cfg.MaxAge > 0 {
+		aged := start
+		if age, ok := attemptAge(res); ok {
+			aged = start.Add(cl.cfg.MaxAge - age)
+		}
+		if !cl.agedAt.IsZero() {
+			aged = minTime(aged, cl.agedAt)
+		}
+		cl.agedAt = aged
+		d = minTime(d, aged)
+	}
 	cl.deadline, cl.leaseEnd = d, end
-	cl.mu.Unlock()
+}
+
+// attemptAge is how old the current attempt of res's record is, on the
+// store's clock. ok is false when the store's Now is before the record's
+// CreatedAt: the store's clock stepped back since it stamped the record
+// (NTP, a VM migration, a failover to another host), so the attempt may be
+// of any age, past any retention. Such a key is never resent; it is settled
+// by lookup, like one past retention.
+func attemptAge(res Reservation) (time.Duration, bool) {
+	age := res.Now.Sub(res.Record.CreatedAt)
+	return age, age >= 0
 }
 
 // age ends the work of a claim whose attempt has grown older than MaxAge:

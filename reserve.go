@@ -126,11 +126,14 @@ func refusedBefore(rec Record, fp string) (Record, bool) {
 // claimed goes on with a record this flight holds the lease of.
 func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Reservation, prog *progress) (*Charge, error) {
 	rec := res.Record
+	age, known := attemptAge(res)
 	switch {
 	case rec.State == StatePending:
 		return c.settlePending(ctx, op, claim, rec)
-	case !res.Created && res.Now.Sub(rec.CreatedAt) >= c.retention:
-		return c.settleExpired(ctx, op, claim, rec)
+	case !res.Created && (!known || age >= c.retention):
+		// Past retention, or of an age the store's clock can no longer
+		// tell (it stepped back): never resent.
+		return c.settleExpired(ctx, op, claim, rec, known)
 	}
 	f := &flight{c: c, op: op, rec: rec, claim: claim, created: res.Created, prog: prog}
 	if err := op.beforeSend(ctx, claim, res); err != nil {

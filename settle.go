@@ -72,16 +72,24 @@ func (c *Client) settlePending(ctx context.Context, op operation, claim *Claim, 
 	return c.fromStore(ctx, op, rec)
 }
 
-// settleExpired handles an unresolved key past the retention window: it is
-// never resent; the provider is asked if it can be, else the caller must
-// reconcile.
-func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, rec Record) (*Charge, error) {
+// settleExpired handles an unresolved key past the retention window, or
+// of an age the store's clock cannot tell (known false: it stepped back
+// since the key was reserved): it is never resent; the provider is asked if
+// it can be, else the caller must reconcile.
+func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, rec Record, known bool) (*Charge, error) {
 	v, err := c.find(ctx, op, rec)
 	if err == nil && settles(v.Kind) {
 		return c.concludeLookup(ctx, op, claim, rec, v)
 	}
 	cause := fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
-	if err == nil && v.Kind == KindNotFound {
+	if !known {
+		cause = fmt.Errorf("%w: reserved %s, after the store's clock now reads (it stepped back): the key's age is unknown",
+			ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
+	}
+	// Not found proves nothing was charged only for a key past retention,
+	// which nothing can still be carrying; a key of unknown age may be
+	// young, and a request under it still on its way.
+	if err == nil && v.Kind == KindNotFound && known {
 		// The provider proves that nothing was charged under the key: the
 		// attempt failed, and the next charge begins a new one instead of
 		// leaving the intent unknown for ever.
