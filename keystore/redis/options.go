@@ -24,7 +24,7 @@ type config struct {
 	expireBatch    int
 	durableWait    time.Duration
 	durableWaitSet bool
-	requireDurable bool
+	lossy          bool // WithLossyServer: write even where the server may lose acknowledged writes
 	logger         *slog.Logger
 }
 
@@ -93,13 +93,31 @@ func WithDurableWait(d time.Duration) Option {
 	}
 }
 
-// WithRequireDurability makes every write fail with a *DurabilityError,
-// before anything is written, while the server's settings cannot make it
-// durable (see Store.Durability). Without it the Store writes anyway and
-// logs the problems once.
+// WithRequireDurability is the default: every write that must be durable
+// (every Reserve, each Resolve with Resolution.Durable) fails with a
+// *DurabilityError, before anything is written, while the server's settings
+// cannot make it durable (see Store.Durability). Given after
+// WithLossyServer, it undoes it. It is kept for the callers that asked for
+// it before it was the default.
 func WithRequireDurability() Option {
 	return func(c *config) error {
-		c.requireDurable = true
+		c.lossy = false
+		return nil
+	}
+}
+
+// WithLossyServer makes the Store write where the server may lose what it
+// acknowledged: no persistence (a restart loses every record), an AOF
+// fsynced every second on a Redis without WAITAOF (a crash loses up to a
+// second of keys), an evicting maxmemory-policy, or settings CONFIG GET
+// would not show. The Store then logs the problems once and writes anyway.
+// A lost key is a charge the fleet may send again under a new key: this is
+// for tests (the project's CI Redis runs with --save "" --appendonly no),
+// or for a server whose durability the operator has checked by other means
+// (a managed service that refuses CONFIG).
+func WithLossyServer() Option {
+	return func(c *config) error {
+		c.lossy = true
 		return nil
 	}
 }
