@@ -225,6 +225,15 @@ type Reservation struct {
 	Created bool      // the call made the current attempt: its key is new
 	Claimed bool      // the caller holds the lease and may send
 	Now     time.Time // the store's clock at the call
+	// Unproven: the store knows it lost writes it had acknowledged not
+	// long ago (a Redis restarted without persistence, a failover that
+	// dropped writes), so this record may stand for an intent whose
+	// earlier record, and the key sent under it, was lost: Created does
+	// not prove the key new. The Client then asks the provider (Finder)
+	// before it sends anything under the reservation, and sends nothing
+	// if it cannot ask. Stores that never lose an acknowledged write
+	// leave it false.
+	Unproven bool
 }
 
 // Cursor is a place in ListOpen's order: the CreatedAt and IntentID of the

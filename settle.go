@@ -153,3 +153,32 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 func (c *Client) find(ctx context.Context, op operation, rec Record) (Verdict, error) {
 	return op.find(withProbe(ctx, nil), c.hc, c.target, rec)
 }
+
+// proveNew asks the provider about an operation whose record the store
+// cannot prove is the first (Reservation.Unproven: it lost acknowledged
+// writes lately), before anything is sent under it. What the provider
+// finds is the answer, and nothing is sent; only a provider that proves
+// there is nothing lets the flight go on (done false). Without a lookup,
+// nothing is sent: the outcome is unknown, the record left open to settle.
+//
+// The provider is asked without the record's key: the key is the one just
+// minted, and the question is whether anything was done for the intent (or
+// the operation ID) under any key, such as one the lost record held.
+func (c *Client) proveNew(ctx context.Context, op operation, claim *Claim, rec Record) (*Charge, error, bool) {
+	anyKey := rec
+	anyKey.Key = ""
+	v, err := c.find(ctx, op, anyKey)
+	switch {
+	case err == nil && settles(v.Kind):
+		ch, err := c.concludeLookup(ctx, op, claim, rec, v)
+		return ch, err, true
+	case err == nil && v.Kind == KindNotFound:
+		return nil, nil, false
+	}
+	c.release(ctx, claim)
+	cause := fmt.Errorf("%w: the store lost writes it had acknowledged, and the provider could not show that %q was never sent", ErrStore, rec.IntentID)
+	if err != nil {
+		cause = fmt.Errorf("%w; lookup: %w", cause, err)
+	}
+	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}, true
+}

@@ -12,6 +12,10 @@ const (
 	DefaultPrefix      = "idempay:"
 	DefaultExpireBatch = 1000
 	DefaultDurableWait = 2 * time.Second
+	// DefaultLossWindow is how long after a lost data set is noticed the
+	// Store reports its reservations unproven (WithLossWindow): the
+	// providers' key retention, 24 hours.
+	DefaultLossWindow = 24 * time.Hour
 )
 
 // Option configures a Store. Options validate their input: New returns the
@@ -25,6 +29,7 @@ type config struct {
 	durableWait    time.Duration
 	durableWaitSet bool
 	lossy          bool // WithLossyServer: write even where the server may lose acknowledged writes
+	lossWindow     time.Duration
 	logger         *slog.Logger
 }
 
@@ -132,6 +137,22 @@ func WithLogger(l *slog.Logger) Option {
 			l = slog.New(slog.DiscardHandler)
 		}
 		c.logger = l
+		return nil
+	}
+}
+
+// WithLossWindow sets how long after the Store notices that the server
+// lost acknowledged writes (see Store.Reserve) it reports every
+// reservation of the namespace as unproven (idempay.Reservation.Unproven),
+// so that the Client asks the provider before sending a key it cannot
+// prove new. Default DefaultLossWindow; at least the providers' key
+// retention, since a charge older than that could not be replayed anyway.
+func WithLossWindow(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("redis: loss window %v: want positive", d)
+		}
+		c.lossWindow = d
 		return nil
 	}
 }

@@ -3,6 +3,7 @@ package redis
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/testenv"
@@ -58,5 +59,36 @@ func TestLossyServerIsRefusedByDefault(t *testing.T) {
 				t.Errorf("Reserve under WithLossyServer = %v; want the write", err)
 			}
 		})
+	}
+}
+
+// Rule: a Store notices that the server lost writes it had acknowledged
+// (here a restart without persistence): from then on, for the loss window,
+// every reservation of the namespace is Unproven, for this Store and for
+// every other Store of the fleet, even one started after the loss was
+// noticed; after the window, reservations are proven again.
+func TestLostDataSetMakesReservationsUnproven(t *testing.T) {
+	srv := testenv.PrivateRedis(t, testenv.NoPersistence...)
+	s := privateStore(t, srv, WithLossyServer())
+	res := mustReserve(t, s, request("ns", "order-1", "owner"))
+	if res.Unproven {
+		t.Fatal("a first Reserve on a new data set is Unproven; want proven")
+	}
+
+	srv.Restart()
+	if res = mustReserve(t, s, request("ns", "order-1", "owner")); !res.Unproven || !res.Created {
+		t.Errorf("Reserve after the data set was lost: Created %t Unproven %t; want a new record, Unproven", res.Created, res.Unproven)
+	}
+	later := privateStore(t, srv, WithLossyServer())
+	if res = mustReserve(t, later, request("ns", "order-2", "owner")); !res.Unproven {
+		t.Error("a Store started after the loss was noticed: Unproven false; want true (the marker says so)")
+	}
+	if res = mustReserve(t, later, request("other-ns", "order-1", "owner")); res.Unproven {
+		t.Error("another namespace, never written before: Unproven; want proven")
+	}
+
+	later.offset = DefaultLossWindow + time.Minute
+	if res = mustReserve(t, later, request("ns", "order-3", "owner")); res.Unproven {
+		t.Error("past the loss window: Unproven; want proven")
 	}
 }
