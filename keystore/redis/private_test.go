@@ -7,6 +7,7 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/testenv"
+	"github.com/idempay/idempay/keystore/storetest"
 )
 
 // privateStore is a Store on a private redis-server, which a test may kill
@@ -90,5 +91,25 @@ func TestLostDataSetMakesReservationsUnproven(t *testing.T) {
 	later.offset = DefaultLossWindow + time.Minute
 	if res = mustReserve(t, later, request("ns", "order-3", "owner")); res.Unproven {
 		t.Error("past the loss window: Unproven; want proven")
+	}
+}
+
+// TestDurabilityClaims kills a private redis-server with SIGKILL after each
+// write the store must make durable and checks that the write survived.
+// With appendfsync always (durable on any version) every write is kept;
+// with everysec, on a server without WAITAOF the store refuses the writes
+// (the cases skip, saying so), and with WAITAOF it waits for the fsync.
+func TestDurabilityClaims(t *testing.T) {
+	for _, fsync := range []string{"always", "everysec"} {
+		t.Run("appendfsync "+fsync, func(t *testing.T) {
+			storetest.RunDurability(t, func(t *testing.T) storetest.Crashable {
+				srv := testenv.PrivateRedis(t, "--appendonly", "yes", "--appendfsync", fsync, "--save", "")
+				s := privateStore(t, srv)
+				return storetest.Crashable{Store: s, Crash: func(t *testing.T) idempay.KeyStore {
+					srv.Restart()
+					return privateStore(t, srv)
+				}}
+			})
+		})
 	}
 }
