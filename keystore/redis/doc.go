@@ -38,6 +38,19 @@
 // received a write loses it, and WAITAOF 1 0 waits for the master's disk
 // only.
 //
+// # A lost data set
+//
+// A restart without persistence, or a failover that drops writes, loses
+// records whose keys may have been sent. Each namespace keeps a marker
+// whose write sequence every Reserve advances; a Store that finds it below
+// what it has seen knows the server lost writes, notes when in the marker,
+// and for WithLossWindow (default 24 hours) reports every reservation of
+// the namespace as idempay.Reservation.Unproven, to every Store of the
+// fleet. The Client then asks the provider about the intent, under any key,
+// before it sends anything, and sends nothing if the provider cannot
+// answer. A loss while no process of the fleet runs is not noticed: keep
+// persistence on.
+//
 // Run the server with maxmemory-policy noeviction. Under an allkeys-*
 // policy Redis may evict an open record, whose key may already have been
 // sent; under a volatile-* policy it may evict a settled record before its
@@ -67,6 +80,7 @@
 //	<prefix>{<len>:<namespace>}:open            sorted set: open and pending intents, score CreatedAt (µs)
 //	<prefix>{<len>:<namespace>}:settled         sorted set: succeeded and failed intents, score ClosedAt (µs)
 //	<prefix>{<len>:<namespace>}:closed          the old layout's closed index, emptied by Expire
+//	<prefix>{<len>:<namespace>}:marker          hash: the write sequence and when a loss was noticed
 //	<prefix>namespaces                          set: namespaces that may have settled records, for Expire
 //
 // The namespace's length in the tag keeps namespaces and intent IDs that
