@@ -52,6 +52,7 @@ type Claim struct {
 	deadline time.Time // on cfg.Clock: no work after it
 	leaseEnd time.Time // on cfg.Clock: the lease may be another's from then on (deadline without MaxAge)
 	agedAt   time.Time // on cfg.Clock: the attempt is older than MaxAge from then on (zero: not computed yet)
+	stepped  bool      // the store's clock read below what it had read before: ages of existing attempts unknown
 	lapsed   bool      // the lease may have been someone else's for a while
 	finished bool
 }
@@ -84,6 +85,11 @@ type ClaimConfig struct {
 	Clock func() time.Time
 	// Logger receives renewal failures at debug and warn level.
 	Logger *slog.Logger
+
+	// floor, when set (by the Client), is what the store's clock has been
+	// seen to read: a reading below it makes existing records' ages
+	// unknown (see storeFloor).
+	floor *storeFloor
 }
 
 // DurableFor reports whether a Claim of cfg makes a close to state st
@@ -142,7 +148,8 @@ func (cfg ClaimConfig) Reserve(ctx context.Context, req ReserveRequest) (*Claim,
 	if err != nil || !res.Claimed {
 		return nil, res, err
 	}
-	cl := &Claim{cfg: cfg, rec: res.Record, owner: req.Owner, req: req, stop: make(chan struct{})}
+	cl := &Claim{cfg: cfg, rec: res.Record, owner: req.Owner, req: req, stop: make(chan struct{}),
+		stepped: cfg.floor.observe(res.Now, start)}
 	cl.ctx, cl.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	cl.setDeadline(start, res)
 	if cl.deadline.After(start) {
@@ -413,6 +420,9 @@ func (cl *Claim) renew() bool {
 		cl.lapsed = true
 	}
 	cl.rec = res.Record
+	if cl.cfg.floor.observe(res.Now, start) {
+		cl.stepped = true
+	}
 	cl.mu.Unlock()
 	cl.setDeadline(start, res)
 	if cl.until() <= 0 { // renewed, but the attempt is past MaxAge now
@@ -438,7 +448,7 @@ func (cl *Claim) setDeadline(start time.Time, res Reservation) {
 	defer cl.mu.Unlock()
 	if cl.cfg.MaxAge > 0 {
 		aged := start
-		if age, ok := attemptAge(res); ok {
+		if age, ok := cl.attemptAgeLocked(res); ok {
 			aged = start.Add(cl.cfg.MaxAge - age)
 		}
 		if !cl.agedAt.IsZero() {
@@ -459,6 +469,20 @@ func (cl *Claim) setDeadline(start time.Time, res Reservation) {
 func attemptAge(res Reservation) (time.Duration, bool) {
 	age := res.Now.Sub(res.Record.CreatedAt)
 	return age, age >= 0
+}
+
+// attemptAge is attemptAge(res) as this claim can trust it: unknown, too,
+// for an attempt it did not create once the store's clock has been seen to
+// step back (storeFloor), since the age then reads on the stepped clock.
+func (cl *Claim) attemptAge(res Reservation) (time.Duration, bool) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.attemptAgeLocked(res)
+}
+
+func (cl *Claim) attemptAgeLocked(res Reservation) (time.Duration, bool) {
+	age, ok := attemptAge(res)
+	return age, ok && (res.Created || !cl.stepped)
 }
 
 // age ends the work of a claim whose attempt has grown older than MaxAge:

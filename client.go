@@ -133,7 +133,7 @@ func New(cfg Config) (*Client, error) {
 	c.namespace = c.provider.Name() + ":" + cmp.Or(cfg.Account, "default")
 	c.target = Target{BaseURL: base, Credentials: cfg.Credentials, Namespace: c.namespace}
 	c.claims = ClaimConfig{Store: c.store, Lease: cmp.Or(cfg.Lease, DefaultLease), MaxAge: c.retention,
-		Instance: cmp.Or(cfg.Instance, defaultInstance()), Clock: c.now, Logger: c.log}
+		Instance: cmp.Or(cfg.Instance, defaultInstance()), Clock: c.now, Logger: c.log, floor: &storeFloor{}}
 	return c, nil
 }
 

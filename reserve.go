@@ -126,7 +126,7 @@ func refusedBefore(rec Record, fp string) (Record, bool) {
 // claimed goes on with a record this flight holds the lease of.
 func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Reservation, prog *progress) (*Charge, error) {
 	rec := res.Record
-	age, known := attemptAge(res)
+	age, known := claim.attemptAge(res)
 	switch {
 	case rec.State == StatePending:
 		return c.settlePending(ctx, op, claim, rec)

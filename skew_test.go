@@ -51,6 +51,10 @@ type steppedBack struct {
 func (s *steppedBack) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	res, err := s.KeyStore.Reserve(ctx, r)
 	res.Now = res.Now.Add(-time.Duration(s.back.Load()))
+	if res.Created {
+		// What the stepped-back clock would have stamped on a new attempt.
+		res.Record.CreatedAt = res.Now
+	}
 	return res, err
 }
 
@@ -106,4 +110,37 @@ func TestClaimAgeNeverShrinks(t *testing.T) {
 	assert.False(t, cl.Held(), "an attempt of unknown age is held for nothing but closing")
 	assert.ErrorIs(t, context.Cause(cl.Context()), idempay.ErrClaimAged)
 	require.NoError(t, cl.Release(ctx))
+}
+
+// Rule: a store clock that steps back by less than a key's age still never
+// makes the key look younger to a Client that saw the clock before the
+// step: the Client knows the store's clock has read later, so the age it
+// reads now is no proof, and the key is never resent.
+func TestStoreClockStepBackSmallerThanTheAgeNeverResends(t *testing.T) {
+	var storeNow atomic.Int64
+	storeNow.Store(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, storeNow.Load()) }
+	store := &steppedBack{KeyStore: memstore.New(memstore.WithClock(clock))}
+	s := newStub(t, store, drop)
+	c := newClient(t, s.server.URL, store)
+	_, err := c.Charge(context.Background(), order("o"))
+	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+
+	// 25 hours on, the Client sees the store's clock (another charge).
+	storeNow.Add(int64(25 * time.Hour))
+	_, _ = c.Charge(context.Background(), order("p"))
+	sent := s.hits.Load()
+
+	// The store's clock steps back 3 hours: o's key would read 22 hours
+	// old, younger than the 23-hour retention, though it is 25.
+	store.back.Store(int64(3 * time.Hour))
+	_, err = c.Charge(context.Background(), order("o"))
+	assert.ErrorIs(t, err, idempay.ErrKeyExpired)
+	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+	assert.Equal(t, sent, s.hits.Load(), "no resend of a key whose age the store's clock can no longer tell")
+
+	// A new intent is charged as usual: its key is new whatever the clock.
+	_, err = c.Charge(context.Background(), order("q"))
+	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown, "sent (and its answer dropped)")
+	assert.Greater(t, s.hits.Load(), sent)
 }
