@@ -14,8 +14,9 @@ import (
 )
 
 // crashPostgres is a private PostgreSQL server whose WAL writer flushes
-// only every 10 s, so that an immediate stop right after a commit made
-// without a flush loses it, as a power cut within the WAL window would.
+// only every 10 s, and which a test freezes before the write it judges, so
+// that an immediate stop after a commit made without a flush loses it, as
+// a power cut within the WAL window would, however slow the machine.
 type crashPostgres struct {
 	t  *testing.T
 	pg *testenv.Postgres
@@ -58,6 +59,7 @@ func TestFailedSurvivesPostgresCrash(t *testing.T) {
 		table := "charge_failed"
 		store := pg.store(table)
 		c := newClient(t, dead, store)
+		pg.pg.FreezeWALWriter() // a power cut from here: only what was flushed survives
 		_, err := c.Charge(ctx, order("o-charge"))
 		require.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "%v", err)
 
@@ -95,6 +97,7 @@ func TestFailedSurvivesPostgresCrash(t *testing.T) {
 			charged(t, c, "o-"+op.name, 1500, op.manual)
 			// Refused before processing: the operation moved nothing.
 			s.answer(op.id, status(400, `{"error":{"type":"invalid_request_error","message":"refused"}}`))
+			pg.pg.FreezeWALWriter()
 
 			err := op.do(c)
 			require.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "%v", err)

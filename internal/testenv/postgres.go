@@ -30,6 +30,7 @@ type Postgres struct {
 
 	mu      sync.Mutex
 	running bool
+	frozen  int // the pid of the WAL writer FreezeWALWriter stopped, if any
 }
 
 // LossySettings are PostgreSQL settings that make the window of loss of an
@@ -90,6 +91,7 @@ func PrivatePostgres(tb testing.TB, settings ...string) *Postgres {
 	tb.Cleanup(func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		p.killFrozen()
 		if p.running {
 			_, _ = p.run("pg_ctl", "-D", p.dir, "-m", "immediate", "-w", "stop")
 		}
@@ -122,6 +124,8 @@ func (p *Postgres) Start() {
 // Crash stops the server at once (pg_ctl stop -m immediate): no shutdown
 // checkpoint, and the WAL still in the server's buffers, the asynchronous
 // commits the WAL writer had not written yet, is lost as in a power cut.
+// A WAL writer frozen by FreezeWALWriter is killed first, never having run
+// again.
 func (p *Postgres) Crash() { p.stop("immediate") }
 
 // Stop shuts the server down cleanly (-m fast): nothing is lost.
@@ -138,6 +142,7 @@ func (p *Postgres) stop(mode string) {
 	p.tb.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.killFrozen() // the postmaster then ends its children and reinitialises: nothing more is written
 	if out, err := p.run("pg_ctl", "-D", p.dir, "-m", mode, "-w", "-t", "120", "stop"); err != nil {
 		p.tb.Fatalf("pg_ctl stop -m %s: %v\n%s", mode, err, out)
 	}
