@@ -56,6 +56,7 @@ func PrivatePostgres(tb testing.TB, settings ...string) *Postgres {
 	bin, err := postgresBin()
 	if err != nil {
 		Unavailable(tb, "a private PostgreSQL server cannot be started: %v", err)
+		return nil // only when tb does not stop the test (a recorder)
 	}
 	root := tb.TempDir()
 	dir := filepath.Join(root, "pgdata")
@@ -64,10 +65,12 @@ func PrivatePostgres(tb testing.TB, settings ...string) *Postgres {
 	}
 	if err := shareWithServerUser(root, dir); err != nil {
 		Unavailable(tb, "a private PostgreSQL server cannot be started: %v", err)
+		return nil
 	}
 	p := &Postgres{tb: tb, bin: bin, dir: dir, port: FreePort(tb)}
 	if out, err := p.run("initdb", "-D", dir, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"); err != nil {
 		Unavailable(tb, "initdb failed: %v\n%s", err, out)
+		return nil
 	}
 	conf := append([]string{
 		"listen_addresses = '127.0.0.1'",

@@ -39,3 +39,29 @@ func dial(t *testing.T, addr string) {
 	}
 	c.Close()
 }
+
+// Without the binaries a private server is skipped locally and fails the
+// test under CI, as a missing shared server is.
+func TestPrivateServersWithoutBinaries(t *testing.T) {
+	for _, tc := range []struct {
+		env   string
+		start func(tb testing.TB)
+	}{
+		{"IDEMPAY_PG_BIN", func(tb testing.TB) { PrivatePostgres(tb) }},
+		{"IDEMPAY_REDIS_SERVER", func(tb testing.TB) { PrivateRedis(tb) }},
+	} {
+		t.Setenv(tc.env, "/nonexistent/idempay-testenv")
+		t.Setenv("CI", "")
+		r := &recorder{TB: t}
+		tc.start(r)
+		if r.skipped == "" || r.failed != "" {
+			t.Errorf("%s missing, without CI: skipped %q failed %q; want a skip", tc.env, r.skipped, r.failed)
+		}
+		t.Setenv("CI", "true")
+		r = &recorder{TB: t}
+		tc.start(r)
+		if r.failed == "" {
+			t.Errorf("%s missing, with CI=true: failed %q; want a failure", tc.env, r.failed)
+		}
+	}
+}
