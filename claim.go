@@ -31,8 +31,9 @@ import (
 //
 // Close and Release run on a context detached from the caller's (an outcome
 // is recorded even when the caller has stopped waiting), bounded by
-// ClaimConfig.WriteTimeout. Whether a close must be durable is part of the
-// ClaimConfig, not of each call, so that no caller can forget it.
+// ClaimConfig.WriteTimeout. Whether a close must be durable follows from
+// the state it writes and the ClaimConfig (ClaimConfig.DurableFor), not
+// from each call, so that no caller can forget it.
 //
 // A Claim is safe for concurrent use.
 type Claim struct {
@@ -50,6 +51,8 @@ type Claim struct {
 	mu       sync.Mutex
 	deadline time.Time // on cfg.Clock: no work after it
 	leaseEnd time.Time // on cfg.Clock: the lease may be another's from then on (deadline without MaxAge)
+	agedAt   time.Time // on cfg.Clock: the attempt is older than MaxAge from then on (zero: not computed yet)
+	stepped  bool      // the store's clock read below what it had read before: ages of existing attempts unknown
 	lapsed   bool      // the lease may have been someone else's for a while
 	finished bool
 }
@@ -65,8 +68,11 @@ type ClaimConfig struct {
 	// attempt is older than MaxAge on the store's clock: the Client's
 	// KeyRetention, past which a key is never resent.
 	MaxAge time.Duration
-	// Durable makes Close durable (Resolution.Durable): for results that
-	// nothing else could replay.
+	// Durable makes every close durable (Resolution.Durable), whatever its
+	// state, and every ReleaseWith that stores a result: for callers whose
+	// results nothing else could replay (a webhook handler's, a guarded
+	// endpoint's, the ledger's). Without it a close is durable when its
+	// state requires it (see DurableFor).
 	Durable bool
 	// WriteTimeout bounds Close, Release and each renewal. Default 5 s.
 	WriteTimeout time.Duration
@@ -79,6 +85,31 @@ type ClaimConfig struct {
 	Clock func() time.Time
 	// Logger receives renewal failures at debug and warn level.
 	Logger *slog.Logger
+
+	// floor, when set (by the Client), is what the store's clock has been
+	// seen to read: a reading below it makes existing records' ages
+	// unknown (see storeFloor).
+	floor *storeFloor
+}
+
+// DurableFor reports whether a Claim of cfg makes a close to state st
+// durable before it returns: the one rule, applied from the state written
+// so that no caller can forget it (ARCHITECTURE.md keeps the table).
+//
+//   - failed: always. A failure is told to a caller who acts on it (tries
+//     another card, tells the customer); lost in a crash, the record
+//     reopens with the attempt's key, which may never have reached the
+//     provider, and resuming it would send that key for the first time
+//     and move money the caller was told had not moved.
+//   - succeeded, pending: only with cfg.Durable. Lost, the record reopens
+//     with a key the provider has seen; resuming it sends the same key,
+//     which the provider answers by replay (or, for a LookupGuard
+//     provider, a lookup before any resend), and past MaxAge it is never
+//     resent at all.
+//   - open (a release): never; see ReleaseWith for one that stores a
+//     result under cfg.Durable.
+func (cfg ClaimConfig) DurableFor(st State) bool {
+	return cfg.Durable || st == StateFailed
 }
 
 // MinLease is the shortest lease a Claim accepts: a renewal must fit three
@@ -117,7 +148,8 @@ func (cfg ClaimConfig) Reserve(ctx context.Context, req ReserveRequest) (*Claim,
 	if err != nil || !res.Claimed {
 		return nil, res, err
 	}
-	cl := &Claim{cfg: cfg, rec: res.Record, owner: req.Owner, req: req, stop: make(chan struct{})}
+	cl := &Claim{cfg: cfg, rec: res.Record, owner: req.Owner, req: req, stop: make(chan struct{}),
+		stepped: cfg.floor.observe(res.Now, start)}
 	cl.ctx, cl.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
 	cl.setDeadline(start, res)
 	if cl.deadline.After(start) {
@@ -196,12 +228,12 @@ func (cl *Claim) Lapsed() bool {
 
 // Close records the work's known outcome and gives the lease back. The
 // outcome is a fact whoever holds the lease by now, so it names no owner;
-// it is durable if the ClaimConfig says so.
+// it is durable as ClaimConfig.DurableFor says for st.
 func (cl *Claim) Close(ctx context.Context, st State, providerRef string, result []byte) error {
 	if !cl.finish() {
 		return ErrClaimFinished
 	}
-	return cl.write(ctx, Resolution{State: st, ProviderRef: providerRef, Result: result, Durable: cl.cfg.Durable})
+	return cl.write(ctx, Resolution{State: st, ProviderRef: providerRef, Result: result, Durable: cl.cfg.DurableFor(st)})
 }
 
 // CloseIfHeld closes like Close, but only while this claim holds the lease
@@ -219,7 +251,7 @@ func (cl *Claim) CloseIfHeld(ctx context.Context, st State, result []byte) error
 		_ = cl.write(ctx, Resolution{State: StateOpen, LeaseOwner: cl.owner})
 		return ErrLeaseLost
 	}
-	return cl.write(ctx, Resolution{State: st, Result: result, LeaseOwner: cl.owner, Durable: cl.cfg.Durable})
+	return cl.write(ctx, Resolution{State: st, Result: result, LeaseOwner: cl.owner, Durable: cl.cfg.DurableFor(st)})
 }
 
 // CloseAsOwner closes like Close, but only while the record's lease is
@@ -234,7 +266,7 @@ func (cl *Claim) CloseAsOwner(ctx context.Context, st State, result []byte) erro
 	if !cl.finish() {
 		return ErrClaimFinished
 	}
-	return cl.write(ctx, Resolution{State: st, Result: result, LeaseOwner: cl.owner, Durable: cl.cfg.Durable})
+	return cl.write(ctx, Resolution{State: st, Result: result, LeaseOwner: cl.owner, Durable: cl.cfg.DurableFor(st)})
 }
 
 // Release gives the lease back and leaves the record unsettled, for the
@@ -247,8 +279,9 @@ func (cl *Claim) Release(ctx context.Context) error {
 
 // ReleaseWith releases the lease like Release and, if result is not nil,
 // stores it with the unsettled record (a pending charge's latest state, a
-// guarded request's lock). A result is written durably if the ClaimConfig
-// says Durable: it may be what keeps the work from running again.
+// guarded endpoint's "do not run again" lock). Under ClaimConfig.Durable a
+// release that stores a result is durable before it returns: a caller that
+// stores something with an open record means the next holder to read it.
 func (cl *Claim) ReleaseWith(ctx context.Context, result []byte) error {
 	if !cl.finish() {
 		return ErrClaimFinished
@@ -402,6 +435,9 @@ func (cl *Claim) renew() bool {
 		cl.lapsed = true
 	}
 	cl.rec = res.Record
+	if cl.cfg.floor.observe(res.Now, start) {
+		cl.stepped = true
+	}
 	cl.mu.Unlock()
 	cl.setDeadline(start, res)
 	if cl.until() <= 0 { // renewed, but the attempt is past MaxAge now
@@ -415,16 +451,53 @@ func (cl *Claim) renew() bool {
 // res runs out. start was read before the Reserve was sent, and the store
 // stamped the lease no earlier, so start+Lease is never later than the
 // store's LeaseUntil. MaxAge shortens it the same way.
+//
+// The time left by MaxAge never grows from one renewal to the next: a store
+// clock that stepped back since the last one must not make the attempt
+// younger. An attempt whose age cannot be told (attemptAge) is aged at
+// once.
 func (cl *Claim) setDeadline(start time.Time, res Reservation) {
 	end := start.Add(cl.cfg.Lease)
 	d := end
-	if cl.cfg.MaxAge > 0 {
-		age := res.Now.Sub(res.Record.CreatedAt)
-		d = minTime(d, start.Add(cl.cfg.MaxAge-age))
-	}
 	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.cfg.MaxAge > 0 {
+		aged := start
+		if age, ok := cl.attemptAgeLocked(res); ok {
+			aged = start.Add(cl.cfg.MaxAge - age)
+		}
+		if !cl.agedAt.IsZero() {
+			aged = minTime(aged, cl.agedAt)
+		}
+		cl.agedAt = aged
+		d = minTime(d, aged)
+	}
 	cl.deadline, cl.leaseEnd = d, end
-	cl.mu.Unlock()
+}
+
+// attemptAge is how old the current attempt of res's record is, on the
+// store's clock. ok is false when the store's Now is before the record's
+// CreatedAt: the store's clock stepped back since it stamped the record
+// (NTP, a VM migration, a failover to another host), so the attempt may be
+// of any age, past any retention. Such a key is never resent; it is settled
+// by lookup, like one past retention.
+func attemptAge(res Reservation) (time.Duration, bool) {
+	age := res.Now.Sub(res.Record.CreatedAt)
+	return age, age >= 0
+}
+
+// attemptAge is attemptAge(res) as this claim can trust it: unknown, too,
+// for an attempt it did not create once the store's clock has been seen to
+// step back (storeFloor), since the age then reads on the stepped clock.
+func (cl *Claim) attemptAge(res Reservation) (time.Duration, bool) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.attemptAgeLocked(res)
+}
+
+func (cl *Claim) attemptAgeLocked(res Reservation) (time.Duration, bool) {
+	age, ok := attemptAge(res)
+	return age, ok && (res.Created || !cl.stepped)
 }
 
 // age ends the work of a claim whose attempt has grown older than MaxAge:

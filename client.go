@@ -149,7 +149,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.claims = ClaimConfig{Store: c.store, Lease: cmp.Or(cfg.Lease, DefaultLease), MaxAge: c.retention,
-		Instance: cmp.Or(cfg.Instance, defaultInstance()), Clock: c.now, Logger: c.log}
+		Instance: cmp.Or(cfg.Instance, defaultInstance()), Clock: c.now, Logger: c.log, floor: &storeFloor{}}
 	return c, nil
 }
 

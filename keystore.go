@@ -13,11 +13,18 @@ import (
 // The Client writes the record with Reserve before the first byte of a charge
 // is sent, so that every retry, every restart of the process and every other
 // instance of the service sharing the store sends the same key. Reserve is
-// the one write that must always be durable before it returns; Resolve must
-// be when the Resolution says Durable (a webhook handler's or a guarded
-// endpoint's result, which nothing else could replay), and may be lost in a
-// crash otherwise (a charge's outcome: the intent reopens and resuming it
-// with the same key is answered by a replay).
+// a write that must always be durable before it returns; Resolve must be
+// when the Resolution says Durable, and may be lost in a crash otherwise.
+// The Claim sets Durable from the state it writes (ClaimConfig.DurableFor,
+// and the table in ARCHITECTURE.md): every failed close, since its loss
+// would reopen an attempt whose key may never have reached the provider,
+// and a resume would then send it for the first time; and every close and
+// stored release of a caller whose results nothing could replay (a webhook
+// handler's, a guarded endpoint's, the ledger's). What may be lost is a
+// charge's or an operation's succeeded or pending close, whose key the
+// provider has seen: the record reopens, and resuming it is answered by the
+// provider's replay or lookup, or refused once the key is past retention;
+// and a bare release, whose lease then runs out.
 //
 // # One clock
 //
@@ -261,6 +268,15 @@ type Reservation struct {
 	Created bool      // the call made the current attempt: its key is new
 	Claimed bool      // the caller holds the lease and may send
 	Now     time.Time // the store's clock at the call
+	// Unproven: the store knows it lost writes it had acknowledged not
+	// long ago (a Redis restarted without persistence, a failover that
+	// dropped writes), so this record may stand for an intent whose
+	// earlier record, and the key sent under it, was lost: Created does
+	// not prove the key new. The Client then asks the provider (Finder)
+	// before it sends anything under the reservation, and sends nothing
+	// if it cannot ask. Stores that never lose an acknowledged write
+	// leave it false.
+	Unproven bool
 }
 
 // Cursor is a place in ListOpen's order: the CreatedAt and IntentID of the
@@ -298,7 +314,9 @@ type Resolution struct {
 	// fact whoever holds the lease, and is recorded as one.
 	LeaseOwner string
 	// Durable makes Resolve return only once the write would survive a
-	// crash of the store's server (PostgreSQL: a synchronous commit).
+	// crash of the store's server (PostgreSQL: a synchronous commit; Redis:
+	// the AOF fsynced). The Claim sets it (ClaimConfig.DurableFor); a store
+	// that cannot honour it must fail the write rather than pretend.
 	Durable bool
 }
 

@@ -134,11 +134,20 @@ func refusedBefore(rec Record, fp string) (Record, bool) {
 // claimed goes on with a record this flight holds the lease of.
 func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Reservation, prog *progress) (*Charge, error) {
 	rec := res.Record
+	age, known := claim.attemptAge(res)
 	switch {
 	case rec.State == StatePending:
 		return c.settlePending(ctx, op, claim, rec)
-	case !res.Created && res.Now.Sub(rec.CreatedAt) >= c.retention:
-		return c.settleExpired(ctx, op, claim, rec)
+	case !res.Created && (!known || age >= c.retention):
+		// Past retention, or of an age the store's clock can no longer
+		// tell (it stepped back): never resent.
+		return c.settleExpired(ctx, op, claim, rec, known)
+	case res.Unproven && rec.Attempt == 1 && len(rec.History) == 0:
+		// The store lost acknowledged writes lately: this first attempt
+		// may stand for an intent whose record, and key, were lost.
+		if ch, err, done := c.proveNew(ctx, op, claim, rec); done {
+			return ch, err
+		}
 	}
 	f := &flight{c: c, op: op, rec: rec, claim: claim, created: res.Created, prog: prog}
 	if err := op.beforeSend(ctx, claim, res); err != nil {

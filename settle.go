@@ -72,16 +72,24 @@ func (c *Client) settlePending(ctx context.Context, op operation, claim *Claim, 
 	return c.fromStore(ctx, op, rec)
 }
 
-// settleExpired handles an unresolved key past the retention window: it is
-// never resent; the provider is asked if it can be, else the caller must
-// reconcile.
-func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, rec Record) (*Charge, error) {
+// settleExpired handles an unresolved key past the retention window, or
+// of an age the store's clock cannot tell (known false: it stepped back
+// since the key was reserved): it is never resent; the provider is asked if
+// it can be, else the caller must reconcile.
+func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, rec Record, known bool) (*Charge, error) {
 	v, err := c.find(ctx, op, rec)
 	if err == nil && settles(v.Kind) {
 		return c.concludeLookup(ctx, op, claim, rec, v)
 	}
 	cause := fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
-	if err == nil && v.Kind == KindNotFound {
+	if !known {
+		cause = fmt.Errorf("%w: reserved %s, after the store's clock now reads (it stepped back): the key's age is unknown",
+			ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
+	}
+	// Not found proves nothing was charged only for a key past retention,
+	// which nothing can still be carrying; a key of unknown age may be
+	// young, and a request under it still on its way.
+	if err == nil && v.Kind == KindNotFound && known {
 		// The provider proves that nothing was charged under the key: the
 		// attempt failed, and the next charge begins a new one instead of
 		// leaving the intent unknown for ever.
@@ -148,4 +156,33 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 // count.
 func (c *Client) find(ctx context.Context, op operation, rec Record) (Verdict, error) {
 	return op.find(withProbe(ctx, nil), c.hc, c.target, rec)
+}
+
+// proveNew asks the provider about an operation whose record the store
+// cannot prove is the first (Reservation.Unproven: it lost acknowledged
+// writes lately), before anything is sent under it. What the provider
+// finds is the answer, and nothing is sent; only a provider that proves
+// there is nothing lets the flight go on (done false). Without a lookup,
+// nothing is sent: the outcome is unknown, the record left open to settle.
+//
+// The provider is asked without the record's key: the key is the one just
+// minted, and the question is whether anything was done for the intent (or
+// the operation ID) under any key, such as one the lost record held.
+func (c *Client) proveNew(ctx context.Context, op operation, claim *Claim, rec Record) (*Charge, error, bool) {
+	anyKey := rec
+	anyKey.Key = ""
+	v, err := c.find(ctx, op, anyKey)
+	switch {
+	case err == nil && settles(v.Kind):
+		ch, err := c.concludeLookup(ctx, op, claim, rec, v)
+		return ch, err, true
+	case err == nil && v.Kind == KindNotFound:
+		return nil, nil, false
+	}
+	c.release(ctx, claim)
+	cause := fmt.Errorf("%w: the store lost writes it had acknowledged, and the provider could not show that %q was never sent", ErrStore, rec.IntentID)
+	if err != nil {
+		cause = fmt.Errorf("%w; lookup: %w", cause, err)
+	}
+	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}, true
 }

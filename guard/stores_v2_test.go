@@ -78,7 +78,7 @@ func openRedis(t *testing.T) idempay.KeyStore {
 	testenv.Require(t, "Redis at "+testenv.RedisAddr(), func(ctx context.Context) error { return c.Ping(ctx).Err() })
 	prefix := testenv.UniqueName("guardtest:") + ":"
 	t.Cleanup(func() { deletePrefix(t, c, prefix) })
-	s, err := redis.New(c, redis.WithPrefix(prefix), redis.WithLogger(nil))
+	s, err := redis.New(c, redis.WithPrefix(prefix), redis.WithLogger(nil), redis.WithLossyServer())
 	if err != nil {
 		t.Fatalf("redis.New: %v", err)
 	}

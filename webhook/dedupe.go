@@ -128,7 +128,9 @@ func (d *Deduper) Namespace() string { return d.ns }
 //     delivery's body; fn did not run. Answer 2xx so that the provider
 //     stops delivering it.
 //   - an error matching ErrInProgress: another delivery holds the lease;
-//     fn did not run.
+//     fn did not run. It also matches idempay.ErrLeaseLost when this
+//     delivery got the lease but it ran out before fn could start (the
+//     store answered late): fn runs only while the lease is held.
 //   - a *HandlerError: fn failed; the lease was released.
 //   - Handled and an error matching ErrNotRecorded: fn succeeded but the
 //     store did not record it (see ErrNotRecorded).
@@ -193,6 +195,15 @@ func (d *Deduper) run(ctx context.Context, claim *idempay.Claim, fn func(context
 			_ = d.release(ctx, claim) // best effort; else the lease runs out
 		}
 	}()
+	if !claim.Held() {
+		// The lease ran out before the handler could start (the store's
+		// answer came late, or this goroutine was paused): another
+		// delivery may hold it now and be running fn. Run nothing.
+		returned = true
+		_ = d.release(ctx, claim)
+		return fmt.Errorf("%w: event %s: the lease ran out before the handler started: %w",
+			ErrInProgress, claim.Record().IntentID, idempay.ErrLeaseLost)
+	}
 	err := fn(hctx)
 	returned = true
 	if err == nil {

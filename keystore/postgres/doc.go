@@ -47,15 +47,19 @@
 // charge is sent, whatever the role's or the database's defaults (off,
 // local and remote_write are raised to on).
 //
-// Resolve commits the same way when the Resolution says Durable (a webhook
-// handler's or a guarded endpoint's result, which nothing could replay; the
-// idempay.Claim sets it from its config, so no caller has to remember), and
-// with synchronous_commit off otherwise: the contract lets a crash lose a
-// charge's resolution (the intent reopens and is resumed with the same key,
-// which the provider answers with a replay), so a charge pays for one WAL
-// flush, not two. The relaxed resolution still reaches disk within a
-// fraction of a second (wal_writer_delay), or at the next durable commit.
-// WithDurableResolve makes every Resolve durable.
+// Resolve commits the same way when the Resolution says Durable, and with
+// synchronous_commit off otherwise. The idempay.Claim sets Durable from the
+// state it writes (idempay.ClaimConfig.DurableFor), so no caller has to
+// remember: every failed close (lost, it would reopen a key that may never
+// have been sent, and a resume would send it for the first time), and
+// every close of a webhook handler, a guarded endpoint or the ledger,
+// whose results nothing could replay. A charge's or an operation's
+// succeeded or pending close is the one write left asynchronous: a crash
+// within the WAL writer's window (up to three times wal_writer_delay)
+// reopens the record with a key the provider has seen, and resuming it is
+// answered by the provider's replay or lookup. So a successful charge pays
+// for one WAL flush, not two. WithDurableResolve makes every Resolve
+// durable.
 //
 // # Time
 //

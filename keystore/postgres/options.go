@@ -95,12 +95,14 @@ func WithoutMigration() Option {
 // WithDurableResolve makes every Resolve durable, as if each Resolution
 // said Durable: its commit waits for the WAL flush, as Reserve's always
 // does. It is not needed for correctness: a Resolution that must survive a
-// crash says so itself (idempay.ClaimConfig.Durable sets it on every close
-// of a webhook handler or a guarded endpoint), and this store honours it
-// per call whatever the option. Without it, a Resolution without Durable
-// commits with synchronous_commit off, which the KeyStore contract allows
-// (the intent reopens and is resumed with the same key, answered by a
-// replay) and which spares a charge its second fsync. Use the option when
+// crash says so itself (the idempay.Claim sets Durable on every failed
+// close and on every close of a webhook handler, a guarded endpoint or the
+// ledger), and this store honours it per call whatever the option.
+// Without it, a Resolution without Durable (a charge's or an operation's
+// succeeded or pending close) commits with synchronous_commit off, which
+// the KeyStore contract allows (the record reopens with a key the provider
+// has seen, and resuming it is answered by a replay or lookup) and which
+// spares a charge its second fsync. Use the option when
 // something else reads the table and must never see a settled record
 // revert to open after a database crash. It can only add durability, never
 // remove it.

@@ -11,21 +11,45 @@
 // the Store sends WAITAOF 1 0 in the same round trip as the write and
 // returns only once the AOF holds it on disk (ErrNotDurable if it does not
 // within WithDurableWait). On older servers the write is on disk when it
-// returns only with appendonly yes and appendfsync always; with the default
-// appendfsync everysec a crash can lose the last second of keys, and a key
-// lost after its charge was sent is a charge the fleet can send again under
-// a new key. A server with persistence off (save "" and appendonly no, as
-// the Redis on the project's development and CI machines runs) keeps
-// nothing across a restart: use it for tests only.
+// returns only with appendonly yes and appendfsync always; with appendfsync
+// everysec a crash can lose the last second of keys, and a key lost after
+// its charge was sent is a charge the fleet can send again under a new key.
+// A server with persistence off (save "" and appendonly no, as the Redis on
+// the project's development and CI machines runs) keeps nothing across a
+// restart.
 //
 // The Store reads the server's settings (COMMAND INFO WAITAOF, CONFIG GET
-// appendonly, appendfsync and maxmemory-policy) at its first write, logs
-// what falls short once (WithLogger), and reports it in Store.Durability.
-// WithRequireDurability makes writes fail with a *DurabilityError instead.
+// appendonly, appendfsync and maxmemory-policy) at its first write and
+// reports them in Store.Durability. Where they fall short (persistence off,
+// everysec without WAITAOF, an evicting policy, or CONFIG refused so that
+// nothing can be told) every write that must be durable fails with a
+// *DurabilityError before anything is written: the Store never answers a
+// durable write it knows the server may lose. WithLossyServer accepts such
+// a server (tests; a managed service checked by other means), and the
+// problems are then logged once (WithLogger).
+//
+// Which writes must be durable is the Claim's rule (idempay.ClaimConfig.
+// DurableFor): every Reserve, every failed close, and every close of a
+// webhook handler, a guarded endpoint or the ledger. A charge's succeeded
+// or pending close may be lost: the record reopens with a key the provider
+// has seen, and resuming it is answered by a replay or lookup.
 //
 // Replication is asynchronous: a failover to a replica that had not
 // received a write loses it, and WAITAOF 1 0 waits for the master's disk
 // only.
+//
+// # A lost data set
+//
+// A restart without persistence, or a failover that drops writes, loses
+// records whose keys may have been sent. Each namespace keeps a marker
+// whose write sequence every Reserve advances; a Store that finds it below
+// what it has seen knows the server lost writes, notes when in the marker,
+// and for WithLossWindow (default 24 hours) reports every reservation of
+// the namespace as idempay.Reservation.Unproven, to every Store of the
+// fleet. The Client then asks the provider about the intent, under any key,
+// before it sends anything, and sends nothing if the provider cannot
+// answer. A loss while no process of the fleet runs is not noticed: keep
+// persistence on.
 //
 // Run the server with maxmemory-policy noeviction. Under an allkeys-*
 // policy Redis may evict an open record, whose key may already have been
@@ -56,6 +80,7 @@
 //	<prefix>{<len>:<namespace>}:open            sorted set: open and pending intents, score CreatedAt (µs)
 //	<prefix>{<len>:<namespace>}:settled         sorted set: succeeded and failed intents, score ClosedAt (µs)
 //	<prefix>{<len>:<namespace>}:closed          the old layout's closed index, emptied by Expire
+//	<prefix>{<len>:<namespace>}:marker          hash: the write sequence and when a loss was noticed
 //	<prefix>namespaces                          set: namespaces that may have settled records, for Expire
 //
 // The namespace's length in the tag keeps namespaces and intent IDs that

@@ -80,8 +80,8 @@ func (s *Store) Durability(ctx context.Context) (Durability, error) {
 		return Durability{}, fmt.Errorf("redis: read durability settings: %w", err)
 	}
 	s.dur.d, s.dur.done = d, true
-	if len(d.Problems) > 0 {
-		s.cfg.logger.LogAttrs(ctx, slog.LevelWarn, "idempay redis store: writes may be lost in a crash of the server",
+	if len(d.Problems) > 0 && s.cfg.lossy {
+		s.cfg.logger.LogAttrs(ctx, slog.LevelWarn, "idempay redis store: writes may be lost in a crash of the server (WithLossyServer)",
 			slog.String("problems", strings.Join(d.Problems, "; ")))
 	}
 	return d, nil
@@ -96,14 +96,14 @@ func (s *Store) forget() {
 }
 
 // durableWait is how long the next durable write waits for the AOF (zero:
-// the server offers no wait), or the *DurabilityError that refuses it under
-// WithRequireDurability.
+// the server offers no wait), or the *DurabilityError that refuses it
+// unless WithLossyServer.
 func (s *Store) durableWait(ctx context.Context) (time.Duration, error) {
 	d, err := s.Durability(ctx)
 	if err != nil {
 		return 0, err
 	}
-	if s.cfg.requireDurable && len(d.Problems) > 0 {
+	if !s.cfg.lossy && len(d.Problems) > 0 {
 		return 0, d.Err()
 	}
 	if !d.WaitAOF {
@@ -122,7 +122,7 @@ func (s *Store) checkAOF(ctx context.Context, wait time.Duration, a answer) erro
 		return nil
 	case a.aofErr != nil && isServerError(a.aofErr):
 		s.forget()
-		if s.cfg.requireDurable {
+		if !s.cfg.lossy {
 			return fmt.Errorf("%w: WAITAOF refused: %w", ErrNotDurable, a.aofErr)
 		}
 		s.cfg.logger.LogAttrs(ctx, slog.LevelWarn, "idempay redis store: WAITAOF refused; the write may be lost in a crash",

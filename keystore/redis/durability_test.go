@@ -35,9 +35,9 @@ func (b *syncBuffer) String() string {
 }
 
 // TestDurabilityFallback runs on the project's Redis 7.0 without
-// persistence: no WAITAOF, appendonly no. The Store must say so (once, in
-// the log, and in Durability) and still serve durable writes without an
-// error: it cannot do better than the server.
+// persistence: no WAITAOF, appendonly no. Under WithLossyServer the Store
+// must say so (once, in the log, and in Durability) and still serve
+// durable writes without an error: the caller accepted the server.
 func TestDurabilityFallback(t *testing.T) {
 	c := newClient(t, 0)
 	var log syncBuffer

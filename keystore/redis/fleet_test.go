@@ -18,7 +18,7 @@ func fleetStore() fleet.Store {
 			return freshPrefix(t, newClient(t, 0))
 		},
 		Open: func(t testing.TB, prefix string) idempay.KeyStore {
-			s, err := New(newClient(t, 0), WithPrefix(prefix))
+			s, err := New(newClient(t, 0), WithPrefix(prefix), WithLossyServer())
 			if err != nil {
 				t.Fatalf("New: %v", err)
 			}

@@ -63,11 +63,13 @@ func freshPrefix(tb testing.TB, c *goredis.Client) string {
 	return prefix
 }
 
-// openStoreOn returns a Store on c under a fresh prefix, logging to the
-// test.
+// openStoreOn returns a Store on c under a fresh prefix. It accepts a
+// server that may lose acknowledged writes (WithLossyServer): the shared
+// test server keeps nothing on disk; the tests that need durability start
+// a private server (private_test.go).
 func openStoreOn(tb testing.TB, c *goredis.Client, opts ...Option) *Store {
 	tb.Helper()
-	s, err := New(c, append([]Option{WithPrefix(freshPrefix(tb, c)), WithLogger(nil)}, opts...)...)
+	s, err := New(c, append([]Option{WithPrefix(freshPrefix(tb, c)), WithLogger(nil), WithLossyServer()}, opts...)...)
 	if err != nil {
 		tb.Fatalf("New: %v", err)
 	}

@@ -13,6 +13,10 @@ type keys struct {
 	// settled (see legacy.go) and the scripts drop an intent from it when
 	// they touch the intent.
 	legacy string
+	// marker says the namespace's data set is whole: a write sequence
+	// every Reserve advances, and the instant a loss was noticed (see
+	// marker.go).
+	marker string
 }
 
 // list returns the keys as a script's KEYS.
@@ -35,6 +39,7 @@ func (s *Store) keysOf(namespace, intentID string) keys {
 		open:    base + ":open",
 		settled: base + ":settled",
 		legacy:  base + ":closed",
+		marker:  base + ":marker",
 	}
 }
 

@@ -12,6 +12,10 @@ const (
 	DefaultPrefix      = "idempay:"
 	DefaultExpireBatch = 1000
 	DefaultDurableWait = 2 * time.Second
+	// DefaultLossWindow is how long after a lost data set is noticed the
+	// Store reports its reservations unproven (WithLossWindow): the
+	// providers' key retention, 24 hours.
+	DefaultLossWindow = 24 * time.Hour
 )
 
 // Option configures a Store. Options validate their input: New returns the
@@ -24,7 +28,8 @@ type config struct {
 	expireBatch    int
 	durableWait    time.Duration
 	durableWaitSet bool
-	requireDurable bool
+	lossy          bool // WithLossyServer: write even where the server may lose acknowledged writes
+	lossWindow     time.Duration
 	logger         *slog.Logger
 }
 
@@ -93,13 +98,31 @@ func WithDurableWait(d time.Duration) Option {
 	}
 }
 
-// WithRequireDurability makes every write fail with a *DurabilityError,
-// before anything is written, while the server's settings cannot make it
-// durable (see Store.Durability). Without it the Store writes anyway and
-// logs the problems once.
+// WithRequireDurability is the default: every write that must be durable
+// (every Reserve, each Resolve with Resolution.Durable) fails with a
+// *DurabilityError, before anything is written, while the server's settings
+// cannot make it durable (see Store.Durability). Given after
+// WithLossyServer, it undoes it. It is kept for the callers that asked for
+// it before it was the default.
 func WithRequireDurability() Option {
 	return func(c *config) error {
-		c.requireDurable = true
+		c.lossy = false
+		return nil
+	}
+}
+
+// WithLossyServer makes the Store write where the server may lose what it
+// acknowledged: no persistence (a restart loses every record), an AOF
+// fsynced every second on a Redis without WAITAOF (a crash loses up to a
+// second of keys), an evicting maxmemory-policy, or settings CONFIG GET
+// would not show. The Store then logs the problems once and writes anyway.
+// A lost key is a charge the fleet may send again under a new key: this is
+// for tests (the project's CI Redis runs with --save "" --appendonly no),
+// or for a server whose durability the operator has checked by other means
+// (a managed service that refuses CONFIG).
+func WithLossyServer() Option {
+	return func(c *config) error {
+		c.lossy = true
 		return nil
 	}
 }
@@ -114,6 +137,22 @@ func WithLogger(l *slog.Logger) Option {
 			l = slog.New(slog.DiscardHandler)
 		}
 		c.logger = l
+		return nil
+	}
+}
+
+// WithLossWindow sets how long after the Store notices that the server
+// lost acknowledged writes (see Store.Reserve) it reports every
+// reservation of the namespace as unproven (idempay.Reservation.Unproven),
+// so that the Client asks the provider before sending a key it cannot
+// prove new. Default DefaultLossWindow; at least the providers' key
+// retention, since a charge older than that could not be replayed anyway.
+func WithLossWindow(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return fmt.Errorf("redis: loss window %v: want positive", d)
+		}
+		c.lossWindow = d
 		return nil
 	}
 }

@@ -147,7 +147,7 @@ func TestReserveRepeatedAfterLostReply(t *testing.T) {
 	p := newLossyProxy(t, testenv.RedisAddr())
 	c := goredis.NewClient(&goredis.Options{Addr: p.Addr()})
 	t.Cleanup(func() { _ = c.Close() })
-	s, err := New(c, WithPrefix(freshPrefix(t, direct)), WithLogger(nil))
+	s, err := New(c, WithPrefix(freshPrefix(t, direct)), WithLogger(nil), WithLossyServer())
 	if err != nil {
 		t.Fatal(err)
 	}

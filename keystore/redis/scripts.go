@@ -51,15 +51,29 @@ end
 // reserveScript inserts, begins a new attempt of, claims or reads a record,
 // as KeyStore.Reserve says.
 //
-// KEYS: record, open index, settled index, legacy closed index.
+// KEYS: record, open index, settled index, legacy closed index, marker.
 // ARGV: 1 intent ID, 2 namespace, 3 attempt, 4 key, 5 fingerprint,
-// 6 owner, 7 lease in µs, 8 clock offset in µs.
+// 6 owner, 7 lease in µs, 8 clock offset in µs, 9 the highest write
+// sequence this Store has seen for the namespace.
 //
-// Reply: {op, now, HGETALL} with op "insert", "begin", "claim" or "read",
-// and now the server's clock as a stored instant.
+// Reply: {op, now, HGETALL, seq, lost} with op "insert", "begin", "claim"
+// or "read", now the server's clock as a stored instant, seq the marker's
+// write sequence after this call and lost the instant a loss of the data
+// set was noticed ("" if never; see marker.go).
 var reserveScript = goredis.NewScript(luaTime + `
 local now = now_us(ARGV[8])
 local cur = redis.call('HMGET', KEYS[1], 'st', 'at', 'fp', 'lo', 'lu')
+
+-- The marker's sequence is below what this Store has seen (the marker is
+-- gone, or older): writes the server acknowledged are lost. Noted once,
+-- for every Store of the fleet to read.
+local mark = redis.call('HMGET', KEYS[5], 'seq', 'lost')
+local lost = mark[2] or ''
+if tonumber(mark[1] or '0') < tonumber(ARGV[9]) then
+	lost = stamp(now)
+	redis.call('HSET', KEYS[5], 'lost', lost)
+end
+local seq = redis.call('HINCRBY', KEYS[5], 'seq', 1)
 
 -- archive copies the current attempt n, failed, to the fields h<n>.*.
 local function archive(n)
@@ -114,7 +128,7 @@ elseif claimable() then
 	redis.call('HSET', KEYS[1], 'lo', ARGV[6], 'lu', stamp(now + tonumber(ARGV[7])), 'ua', stamp(now))
 	op = 'claim'
 end
-return {op, stamp(now), redis.call('HGETALL', KEYS[1])}
+return {op, stamp(now), redis.call('HGETALL', KEYS[1]), seq, lost}
 `)
 
 // resolveScript checks the key, the state and (if one is given) the lease

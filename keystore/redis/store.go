@@ -27,6 +27,7 @@ type Store struct {
 	cfg    config
 	wait   time.Duration // WAITAOF's timeout
 	dur    durabilityCache
+	marks  marks
 
 	// offset moves the server's clock as the scripts read it. Only tests
 	// in this package set it, to let time pass without sleeping.
@@ -41,7 +42,7 @@ func New(client goredis.UniversalClient, opts ...Option) (*Store, error) {
 		return nil, errors.New("redis: nil client")
 	}
 	cfg := config{prefix: DefaultPrefix, expireBatch: DefaultExpireBatch,
-		durableWait: DefaultDurableWait, logger: slog.Default()}
+		durableWait: DefaultDurableWait, lossWindow: DefaultLossWindow, logger: slog.Default()}
 	for _, o := range opts {
 		if err := o(&cfg); err != nil {
 			return nil, err
@@ -93,10 +94,11 @@ func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.
 	if err != nil {
 		return idempay.Reservation{}, fmt.Errorf("redis: reserve: %w", err)
 	}
+	k := s.keysOf(r.Namespace, r.IntentID)
 	a, err := s.run(ctx, call{
-		script: reserveScript, keys: s.keysOf(r.Namespace, r.IntentID).list(),
+		script: reserveScript, keys: append(k.list(), k.marker),
 		args: []any{r.IntentID, r.Namespace, strconv.Itoa(r.Attempt), r.Key, r.Fingerprint,
-			r.Owner, micro(r.Lease), micro(s.offset)},
+			r.Owner, micro(r.Lease), micro(s.offset), strconv.FormatInt(s.marks.seen(r.Namespace), 10)},
 		waitAOF: wait,
 	})
 	if err != nil {
@@ -104,6 +106,9 @@ func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.
 	}
 	res, err := reservation(a.reply, r)
 	if err != nil {
+		return idempay.Reservation{}, fmt.Errorf("redis: reserve: %w", err)
+	}
+	if err := s.marks.read(r.Namespace, a.reply, &res, s.cfg.lossWindow); err != nil {
 		return idempay.Reservation{}, fmt.Errorf("redis: reserve: %w", err)
 	}
 	if err := s.checkAOF(ctx, wait, a); err != nil {
@@ -119,7 +124,7 @@ func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.
 // made, under its own lease, and still reports the key new.
 func reservation(reply any, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	list, ok := reply.([]any)
-	if !ok || len(list) != 3 {
+	if !ok || len(list) != 5 {
 		return idempay.Reservation{}, fmt.Errorf("unexpected script reply %v", reply)
 	}
 	op, _ := list[0].(string)

@@ -16,8 +16,8 @@ import (
 func TestTakeoverBetweenInstances(t *testing.T) {
 	c1, c2 := newClient(t, 0), newClient(t, 0)
 	prefix := freshPrefix(t, c1)
-	s1, err1 := New(c1, WithPrefix(prefix), WithLogger(nil))
-	s2, err2 := New(c2, WithPrefix(prefix), WithLogger(nil))
+	s1, err1 := New(c1, WithPrefix(prefix), WithLogger(nil), WithLossyServer())
+	s2, err2 := New(c2, WithPrefix(prefix), WithLogger(nil), WithLossyServer())
 	if err := errors.Join(err1, err2); err != nil {
 		t.Fatal(err)
 	}

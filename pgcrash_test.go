@@ -1,0 +1,111 @@
+package idempay_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/refserver"
+	"github.com/idempay/idempay/internal/testenv"
+	"github.com/idempay/idempay/keystore/postgres"
+)
+
+// crashPostgres is a private PostgreSQL server whose WAL writer flushes
+// only every 10 s, and which a test freezes before the write it judges, so
+// that an immediate stop after a commit made without a flush loses it, as
+// a power cut within the WAL window would, however slow the machine.
+type crashPostgres struct {
+	t  *testing.T
+	pg *testenv.Postgres
+}
+
+func newCrashPostgres(t *testing.T) *crashPostgres {
+	return &crashPostgres{t: t, pg: testenv.PrivatePostgres(t, testenv.LossySettings...)}
+}
+
+// store opens a store on the server, closed when the test ends.
+func (c *crashPostgres) store(table string) *postgres.Store {
+	c.t.Helper()
+	s, err := postgres.Open(context.Background(), c.pg.DSN(), postgres.WithTable(table))
+	require.NoError(c.t, err)
+	c.t.Cleanup(s.Close)
+	return s
+}
+
+// crash stops the server with -m immediate, starts it again and returns a
+// new store on the same table.
+func (c *crashPostgres) crash(old *postgres.Store, table string) *postgres.Store {
+	c.t.Helper()
+	old.Close()
+	c.pg.Crash()
+	c.pg.Start()
+	return c.store(table)
+}
+
+// Rule: a failure told to the caller for an attempt that sent nothing
+// survives a crash of the store's server. Its loss would reopen the
+// record with the attempt's key, which no provider has ever seen:
+// resuming it, as Unresolved invites, would send it for the first time and
+// charge (refund, capture, cancel) what the caller was told had failed.
+func TestFailedSurvivesPostgresCrash(t *testing.T) {
+	pg := newCrashPostgres(t)
+	ctx := context.Background()
+	dead := fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)) // nothing listens: nothing is sent
+
+	t.Run("charge", func(t *testing.T) {
+		table := "charge_failed"
+		store := pg.store(table)
+		c := newClient(t, dead, store)
+		pg.pg.FreezeWALWriter() // a power cut from here: only what was flushed survives
+		_, err := c.Charge(ctx, order("o-charge"))
+		require.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "%v", err)
+
+		store = pg.crash(store, table)
+		rec, err := store.Load(ctx, "ownapi:default", "o-charge")
+		require.NoError(t, err)
+		require.Equal(t, idempay.StateFailed, rec.State, "the failure told to the caller is kept after the crash")
+	})
+
+	ops := []struct {
+		name   string
+		manual bool
+		do     func(c *idempay.Client) error
+		ns, id string
+	}{
+		{"refund", false, func(c *idempay.Client) error {
+			_, err := c.Refund(ctx, refundOf("o-refund", "rf-1", 500))
+			return err
+		}, "ownapi:default/refund", "rf-1"},
+		{"capture", true, func(c *idempay.Client) error {
+			_, err := c.Capture(ctx, capture("cp-1", "o-capture", 0))
+			return err
+		}, "ownapi:default/capture", "cp-1"},
+		{"cancel", true, func(c *idempay.Client) error {
+			_, err := c.Cancel(ctx, idempay.CancelRequest{CancelID: "cn-1", IntentID: "o-cancel"})
+			return err
+		}, "ownapi:default/cancel", "cn-1"},
+	}
+	for _, op := range ops {
+		t.Run(op.name, func(t *testing.T) {
+			table := op.name + "_failed"
+			store := pg.store(table)
+			s := startOps(t, store, refserver.Config{Lenient: true})
+			c := opsClient(t, s, store)
+			charged(t, c, "o-"+op.name, 1500, op.manual)
+			// Refused before processing: the operation moved nothing.
+			s.answer(op.id, status(400, `{"error":{"type":"invalid_request_error","message":"refused"}}`))
+			pg.pg.FreezeWALWriter()
+
+			err := op.do(c)
+			require.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "%v", err)
+
+			store = pg.crash(store, table)
+			rec, err := store.Load(ctx, op.ns, op.id)
+			require.NoError(t, err)
+			require.Equal(t, idempay.StateFailed, rec.State, "the failed %s told to the caller is kept after the crash", op.name)
+		})
+	}
+}
