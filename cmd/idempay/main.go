@@ -13,7 +13,8 @@
 //
 // The store is named by -store or IDEMPAY_STORE: postgres://... (with
 // idempay_schema and idempay_table query parameters if not the defaults),
-// redis://... (idempay_prefix), or http(s)://... for a service that mounts
+// redis://... (idempay_prefix; idempay_lossy=true for a server that may lose
+// writes, as redis.WithLossyServer), or http(s)://... for a service that mounts
 // the admin.Handler: the way to reach a file store, whose lock admits the
 // service's process only (the token comes from IDEMPAY_ADMIN_TOKEN). For
 // PostgreSQL and Redis the provider comes from the environment:

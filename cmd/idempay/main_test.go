@@ -192,9 +192,9 @@ func TestCLIRedis(t *testing.T) {
 			rc.Del(ctx, keys...)
 		}
 	})
-	store, err := redis.New(rc, redis.WithPrefix(prefix))
+	store, err := redis.New(rc, redis.WithPrefix(prefix), redis.WithLossyServer())
 	require.NoError(t, err)
 	_, base := seedOpen(t, store, 4)
-	storeURL := "redis://" + testenv.RedisAddr() + "/0?idempay_prefix=" + url.QueryEscape(prefix)
+	storeURL := "redis://" + testenv.RedisAddr() + "/0?idempay_lossy=true&idempay_prefix=" + url.QueryEscape(prefix)
 	checkLifecycle(t, providerEnv(storeURL, base), 4)
 }

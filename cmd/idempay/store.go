@@ -34,8 +34,10 @@ func connect(ctx context.Context, raw string, getenv func(string) string) (admin
 		return local(st, st.Close, getenv)
 	case "redis", "rediss":
 		prefix := u.Query().Get("idempay_prefix")
+		lossy := u.Query().Get("idempay_lossy") == "true"
 		q := u.Query()
 		q.Del("idempay_prefix")
+		q.Del("idempay_lossy")
 		u.RawQuery = q.Encode()
 		o, err := goredis.ParseURL(u.String())
 		if err != nil {
@@ -45,6 +47,11 @@ func connect(ctx context.Context, raw string, getenv func(string) string) (admin
 		var opts []redis.Option
 		if prefix != "" {
 			opts = append(opts, redis.WithPrefix(prefix))
+		}
+		if lossy {
+			// A server without persistence (tests, a scratch copy): the
+			// store refuses durable writes to it otherwise.
+			opts = append(opts, redis.WithLossyServer())
 		}
 		st, err := redis.New(rc, opts...)
 		if err != nil {
