@@ -99,6 +99,7 @@ type Client struct {
 	now       func() time.Time
 	newKey    func() string
 	flights   flightGroup
+	secretFs  []string // the provider's SecretFields, asked once
 }
 
 // New checks cfg and returns a Client, or a *ConfigError.
@@ -120,6 +121,7 @@ func New(cfg Config) (*Client, error) {
 		newKey:   cfg.NewKey,
 	}
 	c.store = haltedStore{KeyStore: cfg.Store, halted: c.halted}
+	c.secretFs = secretFields(c.provider)
 	if c.now == nil {
 		c.now = time.Now
 	}

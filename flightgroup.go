@@ -82,13 +82,14 @@ func (g *flightGroup) start(ctx context.Context, c *Client, op operation) *call 
 		g.calls = make(map[string]*call)
 	}
 	s := op.slot()
+	id := s.flightID()
 	cl := &call{fp: s.fp, key: s.key, done: make(chan struct{})}
-	g.calls[s.flightID()] = cl
+	g.calls[id] = cl
 	g.wg.Add(1)
 	fctx := context.WithoutCancel(ctx)
 	go func() {
 		defer g.wg.Done()
-		defer g.finish(s.flightID(), cl)
+		defer g.finish(id, cl)
 		cl.ch, cl.err = c.contained(op, &cl.prog, func() (*Charge, error) {
 			return c.execute(fctx, op, &cl.prog)
 		})
