@@ -27,24 +27,24 @@ var storeResult = []byte(`{"charge":{"intent_id":"order","key":"k","id":"ch_1","
 
 // BenchmarkStoreDirect measures the write path of one charge, Reserve of a
 // new intent then Resolve to succeeded, through the PostgreSQL and Redis
-// stores (client=idempay-postgres, client=idempay-redis) and as the same
-// round trips issued directly with pgx and go-redis (client=pgx,
-// client=go-redis): the store's own statement shapes, durability included
+// stores (db=postgres|redis/client=idempay) and as the same round trips
+// issued directly with pgx and go-redis (client=direct): the store's own
+// statement shapes, durability included
 // (the reservation's commit waits for the flush, the outcome's does not),
 // without the store's code around them. The store should reach at least
 // 0.9x the direct throughput at each concurrency.
 func BenchmarkStoreDirect(b *testing.B) {
 	for _, conc := range concurrency {
-		b.Run(fmt.Sprintf("db=postgres/client=idempay-postgres/conc=%d", conc), func(b *testing.B) {
+		b.Run(fmt.Sprintf("db=postgres/client=idempay/conc=%d", conc), func(b *testing.B) {
 			benchOps(b, storeWrite(openPostgresStore(b)), conc)
 		})
-		b.Run(fmt.Sprintf("db=postgres/client=pgx/conc=%d", conc), func(b *testing.B) {
+		b.Run(fmt.Sprintf("db=postgres/client=direct/conc=%d", conc), func(b *testing.B) {
 			benchOps(b, pgxWrite(b), conc)
 		})
-		b.Run(fmt.Sprintf("db=redis/client=idempay-redis/conc=%d", conc), func(b *testing.B) {
+		b.Run(fmt.Sprintf("db=redis/client=idempay/conc=%d", conc), func(b *testing.B) {
 			benchOps(b, storeWrite(openRedisStore(b)), conc)
 		})
-		b.Run(fmt.Sprintf("db=redis/client=go-redis/conc=%d", conc), func(b *testing.B) {
+		b.Run(fmt.Sprintf("db=redis/client=direct/conc=%d", conc), func(b *testing.B) {
 			benchOps(b, goredisWrite(b), conc)
 		})
 	}
