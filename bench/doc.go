@@ -10,9 +10,12 @@
 //   - BenchmarkCreatePaymentIntent: create+confirm against the fake Stripe,
 //     client=stripe-go (stripe-go v82) and client=idempay-memstore|
 //     idempay-filestore.
-//   - BenchmarkStoreDirect: the PostgreSQL and Redis stores' write path of a
-//     charge beside the same round trips issued directly with pgx and
-//     go-redis.
+//   - BenchmarkStoreDirect: the write path of a charge (Reserve, Resolve)
+//     through the PostgreSQL and Redis stores, db=postgres|redis/
+//     client=idempay, beside the same round trips issued directly with pgx
+//     and go-redis, client=direct.
+//   - BenchmarkFsync: a small write and fsync, the floor of a durable
+//     write on this disk, measured in the same run.
 //
 // Every benchmark runs at conc=1, 16 and 64 callers and reports ns/op,
 // allocs/op, charges/s and the p50/p99 latency one caller sees. PostgreSQL

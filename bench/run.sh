@@ -3,7 +3,7 @@
 # this module in one run (so that the ratios compare like with like, the
 # fsync included), then benchstat's tables, one per comparison.
 #
-#   bench/run.sh [OUTDIR]        # COUNT=5 BENCHTIME=400x by default
+#   bench/run.sh [OUTDIR]        # COUNT=6 BENCHTIME=300x by default
 #
 # PostgreSQL and Redis are found as the tests find them
 # (IDEMPAY_POSTGRES_DSN, IDEMPAY_REDIS_ADDR); without them their rows are
@@ -12,8 +12,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-count=${COUNT:-5}
-benchtime=${BENCHTIME:-400x}
+count=${COUNT:-6}
+benchtime=${BENCHTIME:-300x}
 # The benchstat version the module proxy serves here.
 benchstat=(go run golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da)
 
