@@ -26,8 +26,9 @@ type flight struct {
 	prog     *progress // requests sent, shared with callers who stop waiting
 	probe    wireProbe
 	attempts []attempt
-	settled  *Verdict // set when a lookup settled the operation
-	secs     []Secret // what no answer may show; see secrets
+	settled  *Verdict   // set when a lookup settled the operation
+	secs     []Secret   // what no answer may show; see secrets
+	first    [1]attempt // attempts' room for the first, which is often the last
 }
 
 // attempt is what one request on the wire came back with.
@@ -44,6 +45,7 @@ func (f *flight) run() (Verdict, error) {
 	ctx, cancel := context.WithTimeout(f.claim.Context(), f.c.retry.MaxElapsed)
 	defer cancel()
 	f.probe.held, f.probe.sent = f.mayStillSend, &f.prog.sent
+	f.attempts = f.first[:0]
 
 	if !f.created && f.guarded() {
 		// An earlier call may have sent this key, and the provider does

@@ -58,9 +58,10 @@ func (g *flightGroup) do(ctx context.Context, c *Client, op operation) (*Charge,
 			g.mu.Unlock()
 			return nil, closedError(s.id)
 		}
-		cur := g.calls[s.flightID()]
+		id := s.flightID()
+		cur := g.calls[id]
 		if cur == nil {
-			cur, run := g.start(ctx, c, op)
+			cur, run := g.start(ctx, c, op, id)
 			g.mu.Unlock()
 			if ctx.Done() == nil {
 				// A caller who can never stop waiting loses nothing by
@@ -84,14 +85,13 @@ func (g *flightGroup) do(ctx context.Context, c *Client, op operation) (*Charge,
 	}
 }
 
-// start registers a flight and returns it with the work to run, on a
+// start registers a flight (its flightID is id) and returns it with the work to run, on a
 // goroutine of its own unless the caller cannot stop waiting; g.mu is held.
-func (g *flightGroup) start(ctx context.Context, c *Client, op operation) (*call, func()) {
+func (g *flightGroup) start(ctx context.Context, c *Client, op operation, id string) (*call, func()) {
 	if g.calls == nil {
 		g.calls = make(map[string]*call)
 	}
 	s := op.slot()
-	id := s.flightID()
 	cl := &call{fp: s.fp, key: s.key, done: make(chan struct{})}
 	g.calls[id] = cl
 	g.wg.Add(1)
