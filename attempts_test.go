@@ -9,7 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/keystore/memstore"
@@ -166,14 +165,19 @@ func TestRacingNewAttemptsBeginOnce(t *testing.T) {
 
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
+	ended := make(chan struct{}, 2)
 	for i, c := range []*idempay.Client{a, b} {
 		wg.Go(func() {
 			_, errs[i] = c.Charge(context.Background(), withSource("o", idempay.Secret([]string{"tokn_b", "tokn_c"}[i])))
+			ended <- struct{}{}
 		})
 	}
-	for s.hits.Load() < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	// The one that began the attempt waits in the server until release;
+	// the other must have been answered before it is let go, however the
+	// goroutines are scheduled: released early, the winner could finish
+	// before the loser reserved, and the loser would rightly be answered
+	// the success instead of the open attempt.
+	<-ended
 	close(release)
 	wg.Wait()
 	ok, open := 0, 0

@@ -131,8 +131,7 @@ func runOwnAPIChaos(t testing.TB, n int) chaos.Report {
 	store := memstore.New()
 	view, url := startRefServer(t, store, refserver.Config{Lease: 30 * time.Millisecond, Seed: 7})
 	c := newClient(t, url, store, func(cfg *idempay.Config) {
-		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
-			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
+		cfg.Retry = chaos.Retry(8)
 	})
 	intent := func(i int) string { return fmt.Sprintf("chaos-%05d", i) }
 	// Random faults rarely exhaust all eight attempts: make sure a few

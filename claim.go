@@ -43,8 +43,9 @@ type Claim struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	stop   chan struct{} // closed by finish: the heartbeat ends
-	beat   sync.WaitGroup
+	beat   sync.WaitGroup // a heartbeat beat in progress; finish waits for it
+	timer  *time.Timer    // the heartbeat's next beat; set and reset under mu
+	tickAt time.Time      // when the next renewal is due (wall clock, monotonic)
 
 	req ReserveRequest // what a renewal sends
 
@@ -148,13 +149,15 @@ func (cfg ClaimConfig) Reserve(ctx context.Context, req ReserveRequest) (*Claim,
 	if err != nil || !res.Claimed {
 		return nil, res, err
 	}
-	cl := &Claim{cfg: cfg, rec: res.Record, owner: req.Owner, req: req, stop: make(chan struct{}),
+	cl := &Claim{cfg: cfg, rec: res.Record, owner: req.Owner, req: req,
 		stepped: cfg.floor.observe(res.Now, start)}
-	cl.ctx, cl.cancel = context.WithCancelCause(context.WithoutCancel(ctx))
+	if ctx.Done() != nil { // a flight's context is detached already: not twice
+		ctx = context.WithoutCancel(ctx)
+	}
+	cl.ctx, cl.cancel = context.WithCancelCause(ctx)
 	cl.setDeadline(start, res)
 	if cl.deadline.After(start) {
-		cl.beat.Add(1)
-		go cl.heartbeat(max(cl.until(), 0))
+		cl.startHeartbeat(max(cl.until(), 0))
 	} else {
 		cl.age()
 	}
@@ -340,7 +343,12 @@ func (cl *Claim) finish() bool {
 	// Cancelled first, so that a renewal on the wire gives up at once
 	// instead of delaying the close by up to a third of the lease.
 	cl.cancel(ErrClaimFinished)
-	close(cl.stop)
+	cl.mu.Lock()
+	t := cl.timer
+	cl.mu.Unlock()
+	if t != nil {
+		t.Stop()
+	}
 	cl.beat.Wait()
 	return true
 }
@@ -353,10 +361,36 @@ func (cl *Claim) write(ctx context.Context, res Resolution) error {
 	return cl.cfg.Store.Resolve(ctx, res)
 }
 
-// heartbeat renews the lease every Lease/3 until the claim finishes or the
-// lease is lost. A renewal that fails for a store error is tried again at
-// the next beat; once the deadline passes without one, the lease is lost.
-func (cl *Claim) heartbeat(first time.Duration) {
+// The heartbeat renews the lease every Lease/3 until the claim finishes or
+// the lease is lost. A renewal that fails for a store error is tried again
+// at the next beat; once the deadline passes without one, the lease is lost.
+//
+// It runs on one timer, not on a goroutine of its own: a flight that ends
+// within a third of its lease (nearly all of them) never starts a goroutine
+// or wakes one to stop it. Beats never overlap: the timer is set again only
+// when a beat has ended, and finish waits for the beat in progress.
+
+// startHeartbeat arms the first beat. The timers start now, with what the
+// lease has left as it was granted (not when a goroutine first runs, which
+// the scheduler decides): the lease runs out as the clock says, and Held
+// and Lapsed say so.
+func (cl *Claim) startHeartbeat(left time.Duration) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	cl.tickAt = time.Now().Add(cl.cfg.Lease / 3)
+	cl.timer = time.AfterFunc(min(cl.cfg.Lease/3, left), cl.beatOnce)
+}
+
+// beatOnce is one firing of the heartbeat's timer: a renewal when one is
+// due, else the lease ran out before it could be renewed.
+func (cl *Claim) beatOnce() {
+	cl.mu.Lock()
+	if cl.finished {
+		cl.mu.Unlock()
+		return
+	}
+	cl.beat.Add(1) // under mu, before finished is set: finish waits for it
+	cl.mu.Unlock()
 	defer cl.beat.Done()
 	defer func() {
 		// A store or clock that panics here must not kill the process:
@@ -365,26 +399,24 @@ func (cl *Claim) heartbeat(first time.Duration) {
 			cl.lose(fmt.Errorf("%w: renewal panicked: %v", ErrLeaseLost, v))
 		}
 	}()
-	// The timers start now, with what the lease has left as it was granted
-	// (not when this goroutine first runs, which the scheduler decides):
-	// the lease runs out as the clock says, and Held and Lapsed say so.
-	tick := time.NewTicker(cl.cfg.Lease / 3)
-	defer tick.Stop()
-	for left := first; ; left = max(cl.until(), 0) {
-		timeout := time.NewTimer(left)
-		select {
-		case <-cl.stop:
-			timeout.Stop()
-			return
-		case <-timeout.C:
-			cl.lose(fmt.Errorf("%w: lease ran out before it could be renewed", ErrLeaseLost))
-			return
-		case <-tick.C:
-			timeout.Stop()
-			if !cl.renew() {
-				return
-			}
-		}
+	now := time.Now()
+	if now.Before(cl.tickAt) {
+		cl.lose(fmt.Errorf("%w: lease ran out before it could be renewed", ErrLeaseLost))
+		return
+	}
+	// As a time.Ticker does, beats missed while a renewal ran are dropped.
+	period := cl.cfg.Lease / 3
+	for !now.Before(cl.tickAt) {
+		cl.tickAt = cl.tickAt.Add(period)
+	}
+	if !cl.renew() {
+		return
+	}
+	left := max(cl.until(), 0)
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if !cl.finished {
+		cl.timer.Reset(min(time.Until(cl.tickAt), left))
 	}
 }
 

@@ -108,6 +108,7 @@ type Client struct {
 	newKey    func() string
 	journal   bool // Config.Journal
 	flights   flightGroup
+	secretFs  []string // the provider's SecretFields, asked once
 }
 
 // New checks cfg and returns a Client, or a *ConfigError.
@@ -130,6 +131,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	c.hc = wrapHTTPClient(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second}), newRetryBudget(c.retry))
 	c.store = haltedStore{KeyStore: cfg.Store, halted: c.halted}
+	c.secretFs = secretFields(c.provider)
 	if c.now == nil {
 		c.now = time.Now
 	}

@@ -26,7 +26,9 @@ type flight struct {
 	prog     *progress // requests sent, shared with callers who stop waiting
 	probe    wireProbe
 	attempts []attempt
-	settled  *Verdict // set when a lookup settled the operation
+	settled  *Verdict   // set when a lookup settled the operation
+	secs     []Secret   // what no answer may show; see secrets
+	first    [1]attempt // attempts' room for the first, which is often the last
 }
 
 // attempt is what one request on the wire came back with.
@@ -43,6 +45,7 @@ func (f *flight) run() (Verdict, error) {
 	ctx, cancel := context.WithTimeout(f.claim.Context(), f.c.retry.MaxElapsed)
 	defer cancel()
 	f.probe.held, f.probe.sent = f.mayStillSend, &f.prog.sent
+	f.attempts = f.first[:0]
 
 	if !f.created && f.guarded() {
 		// An earlier call may have sent this key, and the provider does
@@ -60,12 +63,17 @@ func (f *flight) run() (Verdict, error) {
 	if err != nil {
 		return Verdict{Kind: KindInvalid}, err
 	}
-	sched := newBackoffSchedule(f.c.retry, f.c.now)
+	var sched *backoffSchedule // made at the first wait: most charges never wait
 	rc := &retryablehttp.Client{
-		HTTPClient:   f.c.hc,
-		RetryMax:     f.c.retry.MaxAttempts - 1,
-		CheckRetry:   f.checkRetry,
-		Backoff:      func(_, _ time.Duration, _ int, resp *http.Response) time.Duration { return sched.next(resp) },
+		HTTPClient: f.c.hc,
+		RetryMax:   f.c.retry.MaxAttempts - 1,
+		CheckRetry: f.checkRetry,
+		Backoff: func(_, _ time.Duration, _ int, resp *http.Response) time.Duration {
+			if sched == nil {
+				sched = newBackoffSchedule(f.c.retry, f.c.now)
+			}
+			return sched.next(resp)
+		},
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
 	}
 	resp, err := rc.Do(rreq)
@@ -124,7 +132,9 @@ func (f *flight) read(resp *http.Response, err error) attempt {
 	}
 	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	resp.Body.Close()
-	resp.Body = io.NopCloser(bytes.NewReader(body))
+	// Read whole: what go-retryablehttp drains before a retry, or closes
+	// after the last answer, is left empty.
+	resp.Body = http.NoBody
 	if rerr != nil {
 		// The headers came back but the body did not: the request was
 		// processed, we do not know how.
@@ -152,7 +162,7 @@ func (f *flight) complete(v *Verdict, resp *http.Response, body []byte) {
 		if ch.Raw == nil && jsonish(body) {
 			ch.Raw = append([]byte(nil), body...)
 		}
-		ch.Raw = redactFields(ch.Raw, secretFields(f.c.provider))
+		ch.Raw = redactFields(ch.Raw, f.c.secretFs)
 		v.Charge = &ch
 	}
 	if v.Err != nil {
@@ -173,9 +183,13 @@ func (f *flight) complete(v *Verdict, resp *http.Response, body []byte) {
 	}
 }
 
-// secrets are what no answer, error or log of the flight may show.
+// secrets are what no answer, error or log of the flight may show. They
+// are asked of the operation once: every answer of the flight uses them.
 func (f *flight) secrets() []Secret {
-	return append(f.op.secrets(), f.c.target.Credentials)
+	if f.secs == nil {
+		f.secs = append(f.op.secrets(), f.c.target.Credentials)
+	}
+	return f.secs
 }
 
 // guarded reports whether the provider must be asked before a resend.
@@ -195,6 +209,9 @@ func (f *flight) lookupBeforeResend(ctx context.Context) (v Verdict, resend bool
 }
 
 func (f *flight) logAttempt(a attempt) {
+	if !f.c.log.Enabled(context.Background(), slog.LevelDebug) {
+		return // no attributes built for a logger that drops them
+	}
 	attrs := []slog.Attr{
 		slog.String("intent", f.rec.IntentID), slog.String("key", f.rec.Key),
 		slog.Int("attempt", len(f.attempts)), slog.String("kind", a.Kind.String()),

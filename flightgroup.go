@@ -58,10 +58,19 @@ func (g *flightGroup) do(ctx context.Context, c *Client, op operation) (*Charge,
 			g.mu.Unlock()
 			return nil, closedError(s.id)
 		}
-		cur := g.calls[s.flightID()]
+		id := s.flightID()
+		cur := g.calls[id]
 		if cur == nil {
-			cur = g.start(ctx, c, op)
+			cur, run := g.start(ctx, c, op, id)
 			g.mu.Unlock()
+			if ctx.Done() == nil {
+				// A caller who can never stop waiting loses nothing by
+				// lending its goroutine: the flight is as detached from
+				// it as on a goroutine of its own, without the switch.
+				run()
+			} else {
+				go run()
+			}
 			return cur.wait(ctx, s.id)
 		}
 		g.mu.Unlock()
@@ -76,24 +85,27 @@ func (g *flightGroup) do(ctx context.Context, c *Client, op operation) (*Charge,
 	}
 }
 
-// start registers and launches a flight; g.mu is held.
-func (g *flightGroup) start(ctx context.Context, c *Client, op operation) *call {
+// start registers a flight (its flightID is id) and returns it with the work to run, on a
+// goroutine of its own unless the caller cannot stop waiting; g.mu is held.
+func (g *flightGroup) start(ctx context.Context, c *Client, op operation, id string) (*call, func()) {
 	if g.calls == nil {
 		g.calls = make(map[string]*call)
 	}
 	s := op.slot()
 	cl := &call{fp: s.fp, key: s.key, done: make(chan struct{})}
-	g.calls[s.flightID()] = cl
+	g.calls[id] = cl
 	g.wg.Add(1)
-	fctx := context.WithoutCancel(ctx)
-	go func() {
+	fctx := ctx
+	if ctx.Done() != nil {
+		fctx = context.WithoutCancel(ctx)
+	}
+	return cl, func() {
 		defer g.wg.Done()
-		defer g.finish(s.flightID(), cl)
+		defer g.finish(id, cl)
 		cl.ch, cl.err = c.contained(op, &cl.prog, func() (*Charge, error) {
 			return c.execute(fctx, op, &cl.prog)
 		})
-	}()
-	return cl
+	}
 }
 
 func (g *flightGroup) finish(id string, cl *call) {

@@ -25,12 +25,38 @@ func redactBytes(b []byte, secrets ...Secret) []byte {
 		if sec == "" {
 			continue
 		}
-		b = bytes.ReplaceAll(b, []byte(sec.Reveal()), []byte(redacted))
-		if esc, err := json.Marshal(sec.Reveal()); err == nil {
-			b = bytes.ReplaceAll(b, esc[1:len(esc)-1], []byte(redacted))
+		b = replaceIfPresent(b, sec.Reveal())
+		if needsJSONEscape(sec.Reveal()) {
+			if esc, err := json.Marshal(sec.Reveal()); err == nil {
+				b = replaceIfPresent(b, string(esc[1:len(esc)-1]))
+			}
 		}
 	}
 	return b
+}
+
+// replaceIfPresent replaces every old in b by "[redacted]", copying b only
+// when old is there: an answer without the secret is the common case.
+func replaceIfPresent(b []byte, old string) []byte {
+	if !bytes.Contains(b, []byte(old)) {
+		return b
+	}
+	return bytes.ReplaceAll(b, []byte(old), []byte(redacted))
+}
+
+// needsJSONEscape reports whether encoding/json would write s other than
+// as it is (between the quotes): a control character, a quote, a
+// backslash, one of <>& (HTML-escaped), or any non-ASCII byte (invalid
+// UTF-8 and U+2028/U+2029 are escaped; for the rest, asking json costs
+// little and is never wrong).
+func needsJSONEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c >= 0x80, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return true
+		}
+	}
+	return false
 }
 
 // redactFields replaces, anywhere in a JSON document, the value of every
@@ -87,13 +113,55 @@ func mentionsAny(raw []byte, names []string) bool {
 	if bytes.Contains(raw, []byte(`\u`)) {
 		return true
 	}
-	lower := bytes.ToLower(raw)
+	for _, c := range raw {
+		if c >= 0x80 {
+			// Unicode case folding is not byte for byte: parse, and let
+			// isSecretField decide.
+			return true
+		}
+	}
 	for _, n := range names {
-		if bytes.Contains(lower, []byte(`"`+strings.ToLower(n)+`"`)) {
+		if !isASCII(n) || quotedFold(raw, n) {
 			return true
 		}
 	}
 	return false
+}
+
+// quotedFold reports whether raw holds `"name"` in any ASCII case; raw and
+// name are ASCII.
+func quotedFold(raw []byte, name string) bool {
+	for i := 0; i+len(name)+2 <= len(raw); i++ {
+		if raw[i] == '"' && raw[i+len(name)+1] == '"' && asciiEqualFold(raw[i+1:i+1+len(name)], name) {
+			return true
+		}
+	}
+	return false
+}
+
+func asciiEqualFold(b []byte, s string) bool {
+	for i := range len(b) {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func isSecretField(k string, names []string) bool {

@@ -60,8 +60,7 @@ func runRefundChaos(t testing.TB, n int) chaos.RefundReport {
 	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{Lease: 30 * time.Millisecond, Seed: 11, Lenient: true})
 	retry := func(cfg *idempay.Config) {
-		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
-			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
+		cfg.Retry = chaos.Retry(8)
 	}
 	clients := []*idempay.Client{opsClient(t, s, store, retry), opsClient(t, s, store, retry)}
 	intent := func(i int) string { return fmt.Sprintf("rchaos-%04d", i) }

@@ -80,16 +80,17 @@ func Run(t testing.TB, cfg Config) Report {
 	rep := Report{Intents: cfg.Intents}
 	cfg.Server.Faults(true)
 	first := pass(t, cfg, allIntents(cfg.Intents), &rep)
-	unknown := first[idempay.OutcomeUnknown]
+	unknown := first.by[idempay.OutcomeUnknown]
 	rep.Unknown = len(unknown)
-	rep.Succeeded = len(first[idempay.OutcomeSucceeded])
-	rep.Pending = len(first[idempay.OutcomePending])
+	rep.Succeeded = len(first.by[idempay.OutcomeSucceeded])
+	rep.Pending = len(first.by[idempay.OutcomePending])
 
 	cfg.Server.Faults(false)
-	left := pass(t, cfg, unknown, &rep)[idempay.OutcomeUnknown]
+	second := pass(t, cfg, unknown, &rep)
+	left := second.by[idempay.OutcomeUnknown]
 	rep.Settled = rep.Unknown - len(left)
 	if len(left) > 0 {
-		t.Errorf("chaos: %d intents still unknown after the second pass, e.g. %s", len(left), cfg.Intent(left[0]))
+		t.Errorf("chaos: %d intents still unknown after the second pass, e.g. %s: %v", len(left), cfg.Intent(left[0]), second.errs[left[0]])
 	}
 	for i := range cfg.Intents {
 		id := cfg.Intent(i)
@@ -111,13 +112,20 @@ func allIntents(n int) []int {
 	return out
 }
 
+// passResult is a pass's intents by outcome, and the error of each that
+// ended unknown.
+type passResult struct {
+	by   map[idempay.Outcome][]int
+	errs map[int]error
+}
+
 // pass charges the given intents concurrently and returns them by
 // outcome. Any failed outcome is an error: with only the faults injected
 // here, no attempt can prove that no money moved.
-func pass(t testing.TB, cfg Config, intents []int, rep *Report) map[idempay.Outcome][]int {
+func pass(t testing.TB, cfg Config, intents []int, rep *Report) passResult {
 	var (
 		mu    sync.Mutex
-		ended = map[idempay.Outcome][]int{}
+		ended = passResult{by: map[idempay.Outcome][]int{}, errs: map[int]error{}}
 		next  atomic.Int64
 		wg    sync.WaitGroup
 	)
@@ -135,7 +143,10 @@ func pass(t testing.TB, cfg Config, intents []int, rep *Report) map[idempay.Outc
 				attempts, o := check(t, cfg, i, ch, err)
 				mu.Lock()
 				rep.Attempts += int64(attempts)
-				ended[o] = append(ended[o], i)
+				ended.by[o] = append(ended.by[o], i)
+				if o == idempay.OutcomeUnknown {
+					ended.errs[i] = err
+				}
 				if o != idempay.OutcomeUnknown && ch != nil && ch.ReplayedFrom == idempay.ReplayFromServer {
 					rep.ReplayedSeen++
 				}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
@@ -63,8 +62,7 @@ func TestChaosOmise(t *testing.T) {
 		// proof of absence reads them all: size the pass for the run and
 		// its neighbours.
 		cfg.Provider = omise.Provider{MaxListPages: max(omise.DefaultMaxListPages, *chaosIntents*2/100+2)}
-		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
-			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
+		cfg.Retry = chaos.Retry(8)
 	})
 	intent := func(i int) string { return fmt.Sprintf("chaos-%05d", i) }
 	rep := chaos.Run(t, chaos.Config{
@@ -122,8 +120,7 @@ func TestChaosRefundsOmise(t *testing.T) {
 func runRefundChaos(t *testing.T, n int) chaos.RefundReport {
 	store := memstore.New()
 	srv, base := startFake(t, store, []omisetest.Option{omisetest.WithFaultRates(fakes.Rates{}, 7), omisetest.WithTest(t)})
-	retry := idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond, MaxInterval: 20 * time.Millisecond,
-		MaxElapsed: 10 * time.Second}
+	retry := chaos.Retry(8)
 	mod := func(cfg *idempay.Config) { cfg.Provider, cfg.Retry = quick, retry }
 	clients := []*idempay.Client{newClient(t, base, store, mod), newClient(t, base, store, mod)}
 	intent := func(i int) string { return fmt.Sprintf("rchaos-%04d", i) }

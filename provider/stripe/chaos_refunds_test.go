@@ -57,8 +57,7 @@ func TestChaosStripeRefunds(t *testing.T) {
 	for i := range clients {
 		clients[i] = newClient(t, srv.URL, store, func(cfg *idempay.Config) {
 			cfg.HTTPClient = srv.Client()
-			cfg.Retry = idempay.RetryPolicy{MaxAttempts: attempts, InitialInterval: 2 * time.Millisecond,
-				MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
+			cfg.Retry = chaos.Retry(attempts)
 		})
 	}
 	intent := func(i int) string { return fmt.Sprintf("rchaos-%04d", i) }

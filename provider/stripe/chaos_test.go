@@ -43,8 +43,7 @@ func (v stripeView) Faults(on bool) {
 func TestChaosStripe(t *testing.T) {
 	opts := []stripetest.Option{stripetest.WithFaultRates(fakes.Rates{}, 7), stripetest.WithSettings(fakes.Settings{Lease: 30 * time.Millisecond})}
 	srv, c, _ := setup(t, opts, func(cfg *idempay.Config) {
-		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
-			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
+		cfg.Retry = chaos.Retry(8)
 	})
 	intent := func(i int) string { return fmt.Sprintf("chaos-%05d", i) }
 	// Random faults rarely exhaust eight attempts, so a few intents lose

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
@@ -60,8 +59,7 @@ func TestChaosTwoC2P(t *testing.T) {
 	store := memstore.New()
 	srv, url := tc2pServe(t, tc2pFake{opts: []twoc2ptest.Option{twoc2ptest.WithFaultRates(fakes.Rates{}, 11)}}, store, tc2pSameInvoice)
 	c := tc2pClient(t, url, store, func(cfg *idempay.Config) {
-		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
-			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
+		cfg.Retry = chaos.Retry(8)
 	})
 	intent := func(i int) string { return fmt.Sprintf("chaos%05d", i) }
 	amount := func(i int) int64 { return int64(100 + i) }

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
@@ -144,8 +143,7 @@ func runTwoC2PRefundChaos(t *testing.T, n int, lenient bool) (chaos.RefundReport
 	v.srvp.Store(srv)
 	retry := func(cfg *idempay.Config) {
 		cfg.Provider = p
-		cfg.Retry = idempay.RetryPolicy{MaxAttempts: 8, InitialInterval: 2 * time.Millisecond,
-			MaxInterval: 20 * time.Millisecond, MaxElapsed: 10 * time.Second}
+		cfg.Retry = chaos.Retry(8)
 	}
 	clients := []*idempay.Client{tc2pClient(t, srv.URL, store, retry), tc2pClient(t, srv.URL, store, retry)}
 	intent := func(i int) string { return fmt.Sprintf("rchaos%04d", i) } // its own invoiceNo

@@ -1,16 +1,11 @@
-package stripe_test
+package bench_test
 
 import (
 	"context"
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"slices"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/idempay/idempay/idempaytest/fakes"
 	stripego "github.com/stripe/stripe-go/v82"
@@ -21,6 +16,9 @@ import (
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/provider/stripe"
 )
+
+// stripeKey is the API key the fake Stripe expects.
+const stripeKey = "sk_test_idempay"
 
 // The PaymentIntent every op creates and confirms, on both sides.
 const (
@@ -34,21 +32,13 @@ const (
 // carry the same parameters and the fake does the same work for each.
 var benchMetadata = map[string]string{"shop": "tokyo"}
 
-// benchSeq numbers the orders of every sub-benchmark, so that no two ops
-// ever share an intent ID on the one server.
-var benchSeq atomic.Int64
-
-// benchCharge creates and confirms the op's PaymentIntent for order id and
-// fails unless it succeeded.
-type benchCharge func(ctx context.Context, id string) error
-
 // BenchmarkCreatePaymentIntent compares creating and confirming one
 // PaymentIntent per op (amount 1500 JPY, payment method pm_card_visa,
 // metadata shop=tokyo and idempay_intent=<order>) through the official
 // stripe-go v82 and through idempay, against one fake Stripe server
 // started once for the whole benchmark, with no faults:
 //
-//	go test -run '^$' -bench BenchmarkCreatePaymentIntent -count 6 ./provider/stripe > /tmp/stripebench.txt
+//	(cd bench && go test -run '^$' -bench BenchmarkCreatePaymentIntent -count 6 . > /tmp/stripebench.txt)
 //	benchstat -col /client /tmp/stripebench.txt
 //
 // What each side does per op:
@@ -73,7 +63,7 @@ type benchCharge func(ctx context.Context, id string) error
 // included (about the same for every side, as every side sends the same
 // request). Each op checks its result: no error and status succeeded.
 func BenchmarkCreatePaymentIntent(b *testing.B) {
-	srv := stripetest.NewServer([]stripetest.Option{stripetest.WithAPIKey(secret)}...)
+	srv := stripetest.NewServer([]stripetest.Option{stripetest.WithAPIKey(stripeKey)}...)
 	url, stop := srv.URL, srv.Close
 	defer stop()
 
@@ -99,7 +89,7 @@ func BenchmarkCreatePaymentIntent(b *testing.B) {
 		}},
 	}
 	for _, c := range clients {
-		for _, conc := range []int{1, 16} {
+		for _, conc := range concurrency {
 			b.Run(fmt.Sprintf("client=%s/conc=%d", c.name, conc), func(b *testing.B) {
 				hc := benchHTTPClient(b, conc)
 				benchOps(b, c.make(b, hc), conc)
@@ -129,15 +119,6 @@ func BenchmarkCreatePaymentIntent(b *testing.B) {
 	}
 }
 
-// benchHTTPClient returns a client on a transport of its own that keeps
-// conc idle connections to the fake.
-func benchHTTPClient(b *testing.B, conc int) *http.Client {
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = max(conc, tr.MaxIdleConnsPerHost)
-	b.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
-}
-
 // stripeGoCharge creates and confirms with stripe-go v82, as its README
 // shows, pointed at the fake through its backend configuration.
 func stripeGoCharge(url string, hc *http.Client) benchCharge {
@@ -146,7 +127,7 @@ func stripeGoCharge(url string, hc *http.Client) benchCharge {
 		HTTPClient:    hc,
 		LeveledLogger: &stripego.LeveledLogger{Level: stripego.LevelNull},
 	})
-	sc := stripego.NewClient(secret, stripego.WithBackends(&stripego.Backends{API: backend}))
+	sc := stripego.NewClient(stripeKey, stripego.WithBackends(&stripego.Backends{API: backend}))
 	return func(ctx context.Context, id string) error {
 		md := make(map[string]string, len(benchMetadata)+1)
 		for k, v := range benchMetadata {
@@ -177,7 +158,7 @@ func stripeGoCharge(url string, hc *http.Client) benchCharge {
 // idempayCharge charges through an idempay Client with its default retry
 // policy on store.
 func idempayCharge(b *testing.B, url string, hc *http.Client, store idempay.KeyStore) benchCharge {
-	c, err := idempay.New(idempay.Config{BaseURL: url, Credentials: secret, Store: store, HTTPClient: hc,
+	c, err := idempay.New(idempay.Config{BaseURL: url, Credentials: stripeKey, Store: store, HTTPClient: hc,
 		Provider: stripe.Provider{APIVersion: "2024-06-20"}})
 	if err != nil {
 		b.Fatalf("idempay.New: %v", err)
@@ -194,50 +175,4 @@ func idempayCharge(b *testing.B, url string, hc *http.Client, store idempay.KeyS
 		}
 		return nil
 	}
-}
-
-// benchOps runs b.N ops of charge from conc goroutines sharing a counter.
-func benchOps(b *testing.B, charge benchCharge, conc int) {
-	ctx := context.Background()
-	prefix := "order-" + strconv.FormatInt(benchSeq.Add(1), 10) + "-"
-	var next atomic.Int64
-	lat := make([][]time.Duration, conc)
-	var wg sync.WaitGroup
-	b.ReportAllocs()
-	b.ResetTimer()
-	begin := time.Now()
-	for g := range conc {
-		wg.Go(func() {
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(b.N) {
-					return
-				}
-				id := prefix + strconv.FormatInt(i, 10)
-				start := time.Now()
-				err := charge(ctx, id)
-				lat[g] = append(lat[g], time.Since(start))
-				if err != nil {
-					b.Errorf("%s: %v", id, err)
-					next.Store(int64(b.N)) // stop the others
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(begin)
-	b.StopTimer()
-
-	all := slices.Concat(lat...)
-	if b.Failed() || len(all) == 0 {
-		return
-	}
-	slices.Sort(all)
-	pct := func(p float64) float64 {
-		return float64(all[int(p*float64(len(all)-1))]) / float64(time.Microsecond)
-	}
-	b.ReportMetric(pct(0.50), "p50-us")
-	b.ReportMetric(pct(0.99), "p99-us")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "charges/s")
 }
