@@ -67,7 +67,7 @@ func TestServerFaultsAreSurvivedWithOneKey(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		fault    idempaytest.Fault
-		requests int // exact count, or 0 for "more than 2" (Mid waits out the lease)
+		requests int // exact count, or 0 for "at least 2" (Mid: 409s while the lease runs, as many as the machine's speed allows)
 		replayed bool
 	}{
 		{idempaytest.None, 1, false},
@@ -94,7 +94,9 @@ func TestServerFaultsAreSurvivedWithOneKey(t *testing.T) {
 			if tc.requests > 0 {
 				assert.Equal(t, tc.requests, srv.Requests("order-1"))
 			} else {
-				assert.Greater(t, srv.Requests("order-1"), 2, "409s while the lease runs")
+				// However busy the machine, the retry comes after the first
+				// request; how many 409s fit in the server's lease is load.
+				assert.GreaterOrEqual(t, srv.Requests("order-1"), 2)
 			}
 			assert.Equal(t, ch.Attempts, srv.Requests("order-1"))
 			assert.Equal(t, 1, srv.Charges("order-1"))
