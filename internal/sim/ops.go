@@ -196,6 +196,7 @@ func moved(ops []fakes.Op) int {
 // succeeded must be one the provider shows succeeded.
 func (o *oracle) atOpReturn(c *call, op *shopOp, res result) {
 	ops := o.w.opsOf(op)
+	o.w.noteFailed(c, res)
 	switch res.out {
 	case outFailed:
 		if n := moved(ops); n > 0 {
@@ -330,7 +331,7 @@ func (w *world) loadIn(ctx context.Context, ns, id string) (recView, bool, error
 // record with the key it carries (when the request shows it), leased to
 // the sending call.
 func (w *world) handOffOp(c *call, rq reqInfo) {
-	now := w.clock.Now()
+	now := w.storeNow()
 	rec, ok, err := w.loadIn(context.Background(), w.namespace()+"/"+string(c.opType), c.opID)
 	switch {
 	case err != nil:
@@ -340,7 +341,7 @@ func (w *world) handOffOp(c *call, rq reqInfo) {
 	case rq.key != "" && rec.key != rq.key:
 		w.or.report(checkKeyNotStored, c.intent(), "", "%s sent %s %s with key %s, the store holds %s", c.who(), c.opType, c.opID, rq.key, rec.key)
 	case w.ownerCall(rec.owner) != c || !now.Before(rec.leaseUntil):
-		w.or.report(checkLeaseAtSend, c.intent(), "", "%s sent %s %s without holding its lease: %s; true time is %s",
+		w.or.report(checkLeaseAtSend, c.intent(), "", "%s sent %s %s without holding its lease: %s; the store's time is %s",
 			c.who(), c.opType, c.opID, w.leaseWords(rec), fmtAt(now))
 	}
 }

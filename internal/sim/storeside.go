@@ -140,7 +140,11 @@ func (w *world) noteReserve(c *call, sc storeCall, ans storeAnswer) {
 		c.set(func(c *call) {
 			c.owner, c.reserved = sc.owner, now
 			c.refusedLease = !ans.claimed && !ans.rec.closed
+			c.rkey, c.rattempt = ans.rec.key, ans.rec.attempt
 		})
+	}
+	if c.opID != "" && strings.HasSuffix(sc.ns, "/"+string(c.opType)) {
+		c.set(func(c *call) { c.rkey, c.rattempt = ans.rec.key, ans.rec.attempt })
 	}
 	c.trace("reserve %s created=%v claimed=%v key=%s state=%s lease=%s until %s", w.nsWord(sc.ns),
 		ans.created, ans.claimed, ans.rec.key, ans.rec.state, w.ownerName(ans.rec.owner), fmtAt(ans.rec.leaseUntil))

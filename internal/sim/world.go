@@ -37,6 +37,8 @@ type world struct {
 	faultsOn atomic.Bool
 	lastAct  atomic.Int64 // real time of the last transport or store activity
 	redis    redisArm     // the Redis store's lost reply, when armed
+	crash    *crashStore  // the store, in a world of a crash model (crashstore.go)
+	storeOff atomic.Int64 // the crash model's clock offset from true time, in ns
 	bg       sync.WaitGroup
 
 	mu             sync.Mutex
@@ -55,7 +57,12 @@ type world struct {
 	resumed        map[string]bool      // intent -> charged again in the quiet phase
 	resumeMismatch map[string]bool      // intent -> its last resume was refused as other parameters
 	kills          int
-	abandoned      []*call // calls whose callers left while their flights ran
+	storeCrashes   int
+	lastCrash      time.Time                          // true time of the last store crash
+	lostWrites     map[string][]string                // intent -> the acknowledged writes store crashes lost
+	toldFailed     []failedTell                       // every "failed" a caller was told, for the whole story
+	sentBy         map[string]map[string]map[int]bool // intent -> key -> the attempts that sent it
+	abandoned      []*call                            // calls whose callers left while their flights ran
 }
 
 type callErr struct{ intent, text string }
@@ -118,7 +125,7 @@ func newWorld(seed uint64, opt *options) *world {
 		processed: map[string]time.Time{}, created: map[string]bool{}, claims: map[string]*call{},
 		owners: map[string]*call{}, released: map[string]*call{}, expired: map[string]bool{},
 		staleKeys: map[string]bool{}, listed: map[string]bool{}, resumed: map[string]bool{},
-		resumeMismatch: map[string]bool{}}
+		resumeMismatch: map[string]bool{}, lostWrites: map[string][]string{}, sentBy: map[string]map[string]map[int]bool{}}
 	w.cfg = drawConfig(seed, opt, w.rng)
 	w.clock = newSimClock()
 	if w.realTime() {
@@ -196,6 +203,13 @@ func skewList(s []time.Duration) []string {
 }
 
 func (w *world) openStore(ctx context.Context) error {
+	if has(crashModels, w.cfg.store) {
+		w.crash = newCrashStore(w.cfg.store, w.clock.Now, func() time.Duration { return time.Duration(w.storeOff.Load()) })
+		w.mu.Lock()
+		w.store = &storeHandle{s: w.crash, close: func() error { return nil }}
+		w.mu.Unlock()
+		return nil
+	}
 	sc, err := w.storeConfig()
 	if err != nil {
 		return err
