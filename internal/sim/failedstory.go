@@ -31,6 +31,10 @@ type failedTell struct {
 	key     string
 	attempt int // 0: not known (an operation, or a refusal before any Reserve)
 	who     string
+	// reached: the provider had processed the key when the failure was
+	// told (a decline): a resend is answered by the provider's replay of
+	// it. A failure of a key never sent ("nothing sent") has no replay.
+	reached bool
 }
 
 // noteFailed records a failed answer of c that names a key.
@@ -44,6 +48,7 @@ func (w *world) noteFailed(c *call, res result) {
 		t.attempt = st.rattempt
 	}
 	w.mu.Lock()
+	_, t.reached = w.processed[t.key]
 	w.toldFailed = append(w.toldFailed, t)
 	w.mu.Unlock()
 }
@@ -65,14 +70,14 @@ func (w *world) noteSent(c *call, key string, attempt int) {
 	var told *failedTell
 	for i := range w.toldFailed {
 		t := &w.toldFailed[i]
-		if t.opID == "" && t.intent == intent && t.key == key && (t.attempt == 0 || t.attempt == attempt) {
+		if t.opID == "" && !t.reached && t.intent == intent && t.key == key && (t.attempt == 0 || t.attempt == attempt) {
 			told = t
 			break
 		}
 	}
 	w.mu.Unlock()
 	if told != nil {
-		w.or.report(checkFailedResent, intent, w.failedHint(intent), "%s sent key %s of attempt %d, which %s was told failed: the customer told failed may now be charged",
+		w.or.report(checkFailedResent, intent, w.failedHint(intent), "%s sent key %s of attempt %d, which %s was told failed with nothing sent: the customer told failed may now be charged",
 			c.who(), key, attempt, told.who)
 	}
 }

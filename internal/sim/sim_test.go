@@ -27,13 +27,14 @@ var (
 	flagRedis     = flag.String("sim.redis", "127.0.0.1:6379", "Redis address, for -sim.stores=redis")
 	flagOps       = flag.Bool("sim.ops", true, "refunds, captures and cancels in the stories")
 	flagShow      = flag.Int("sim.show", 3, "violations shown in full (with their story) in a report")
+	flagRedisLoss = flag.Bool("sim.redisloss", false, "with -sim.stores=redis: the server loses the seed's data set now and then (a restart without persistence)")
 )
 
 func testOptions(t testing.TB) *options {
 	opt := &options{
 		providers: strings.Split(*flagProviders, ","), stores: strings.Split(*flagStores, ","),
 		skew: *flagSkew, checks: parseChecks(t, *flagChecks), damage: *flagDamage,
-		pgDSN: *flagPG, redisAddr: *flagRedis, dir: storeDir(t), storyLen: 90, ops: *flagOps,
+		pgDSN: *flagPG, redisAddr: *flagRedis, dir: storeDir(t), storyLen: 90, ops: *flagOps, redisLoss: *flagRedisLoss,
 	}
 	if *flagSeeds == 1 {
 		opt.storyLen = 100000 // one seed: the whole story
@@ -82,7 +83,7 @@ func replay(seed uint64) string {
 	cmd := fmt.Sprintf("go test ./internal/sim -run 'TestSim$' -sim.seed=%d -sim.seeds=1 -v", seed)
 	flag.Visit(func(f *flag.Flag) {
 		switch f.Name {
-		case "sim.providers", "sim.stores", "sim.skew", "sim.checks", "sim.damage", "sim.pg", "sim.redis", "sim.ops":
+		case "sim.providers", "sim.stores", "sim.skew", "sim.checks", "sim.damage", "sim.pg", "sim.redis", "sim.ops", "sim.redisloss":
 			cmd += fmt.Sprintf(" -%s=%s", f.Name, f.Value)
 		}
 	})

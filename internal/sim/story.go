@@ -112,7 +112,8 @@ func (w *world) jump(ctx context.Context) {
 
 func (w *world) pickKind() string {
 	weight := func(kind string, x float64) float64 {
-		if (kind == "store-crash" || kind == "store-clock") && w.crash == nil {
+		crashable := w.crash != nil || (w.cfg.store == "redis" && w.opt.redisLoss && kind == "store-crash")
+		if (kind == "store-crash" || kind == "store-clock") && !crashable {
 			return 0
 		}
 		if w.cfg.theme == "long-haul" && (kind == "redeliver" || kind == "expire") {
