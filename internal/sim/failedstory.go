@@ -42,6 +42,9 @@ func (w *world) noteFailed(c *call, res result) {
 	if res.out != outFailed || res.key == "" || c.o == nil {
 		return
 	}
+	if c.o.kind == "auth" && c.opID == "" {
+		return // a cancelled authorisation answers failed: judged by its operations
+	}
 	st := c.get()
 	t := failedTell{intent: c.o.id, opID: c.opID, key: res.key, who: c.who()}
 	if st.rkey == res.key {

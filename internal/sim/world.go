@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,25 @@ func (h *storeHandle) enter() (idempay.KeyStore, func(), error) {
 		return nil, nil, errStoreClosed
 	}
 	return h.s, h.mu.RUnlock, nil
+}
+
+// shutKilled is shut for a store whose process was killed: the file at
+// path is kept as it was before Close wrote to it (see reopen).
+func (h *storeHandle) shutKilled(path string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	at, err := os.ReadFile(path)
+	if err != nil {
+		return errors.Join(err, h.close())
+	}
+	if err := h.close(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, at, 0o600)
 }
 
 // shut waits for the calls inside the store to return, then closes it.
