@@ -132,7 +132,6 @@ type guardSide struct {
 
 func (s *guardSide) before(ctx context.Context, sc storeCall) error {
 	w := s.w
-	w.touch()
 	if s.inst.dead.Load() {
 		return errDead
 	}
@@ -150,7 +149,6 @@ func (s *guardSide) before(ctx context.Context, sc storeCall) error {
 
 func (s *guardSide) after(ctx context.Context, sc storeCall, ans storeAnswer, err error) error {
 	w := s.w
-	w.touch()
 	r := ckReqOf(ctx)
 	if r == nil || err != nil {
 		return nil

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -51,6 +53,10 @@ func sameStories(t *testing.T, what string, a, b []seedResult) {
 		ta, tb := transcript(a[i].w), transcript(b[i].w)
 		if ta == tb {
 			continue
+		}
+		if dir := os.Getenv("SIM_DUMP"); dir != "" { // both stories, for a diff
+			_ = os.WriteFile(fmt.Sprintf("%s/%d.1", dir, a[i].seed), []byte(ta), 0o644)
+			_ = os.WriteFile(fmt.Sprintf("%s/%d.2", dir, a[i].seed), []byte(tb), 0o644)
 		}
 		la, lb := strings.Split(ta, "\n"), strings.Split(tb, "\n")
 		for j := range min(len(la), len(lb)) {

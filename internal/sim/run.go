@@ -22,6 +22,7 @@ type seedResult struct {
 func runSeed(seed uint64, opt *options) seedResult {
 	start := time.Now()
 	w := newWorld(seed, opt)
+	w.fam = newFamily(goid())
 	res := seedResult{seed: seed, cfg: w.cfg, w: w}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -60,7 +61,7 @@ func (w *world) settleStep() {
 	w.abandoned = nil
 	w.mu.Unlock()
 	for _, c := range left {
-		w.waitQuiet(c.resolved, abandonIdle)
+		w.waitQuiet(c.resolved)
 	}
 }
 

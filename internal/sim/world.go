@@ -36,7 +36,7 @@ type world struct {
 
 	ns       string // the charges' namespace, the same on every instance
 	faultsOn atomic.Bool
-	lastAct  atomic.Int64 // real time of the last transport or store activity
+	fam      *family      // the seed's goroutines, for the waits of pauses (goroutines.go)
 	redis    redisArm     // the Redis store's lost reply, when armed
 	crash    *crashStore  // the store, in a world of a crash model (crashstore.go)
 	storeOff atomic.Int64 // the crash model's clock offset from true time, in ns
@@ -152,7 +152,6 @@ func newWorld(seed uint64, opt *options) *world {
 		w.clock = newRealClock()
 	}
 	w.tr = newTracer(w.clock)
-	w.tr.touch = w.touch
 	w.logs = &logSink{}
 	w.or = newOracle(w, opt.checks)
 	w.prov = newProvider(w.cfg.provider, w.d, w.clock)
@@ -306,10 +305,6 @@ func (w *world) other(inst *instance, pick int) *instance {
 
 // namespace is the store namespace every instance of this world uses.
 func (w *world) namespace() string { return w.ns }
-
-// touch notes transport or store activity, for the pauses that wait until
-// the calls they started have gone quiet.
-func (w *world) touch() { w.lastAct.Store(time.Now().UnixNano()) }
 
 // load reads an intent's record straight from the store, for the oracle.
 func (w *world) load(ctx context.Context, intent string) (recView, bool, error) {
