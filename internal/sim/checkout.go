@@ -552,6 +552,10 @@ func (w *world) checkoutStep(ctx context.Context, i int) {
 			w.settle(ctx, w.pickInst(), o, id)
 		}
 	case u < 0.92:
+		if w.crash != nil && w.rng.Float64() < 0.6 { // (no draw in other worlds: their stories stay)
+			w.storeCrash(ctx)
+			return
+		}
 		w.kill(w.pickInst(), "the host dies")
 	default:
 		w.advance(time.Duration(1+w.rng.IntN(20))*time.Second, "the world goes on")

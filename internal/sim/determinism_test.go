@@ -41,7 +41,10 @@ func transcript(w *world) string {
 // replayed.
 func TestDeterminism(t *testing.T) {
 	opt := testOptions(t)
-	n := min(*flagSeeds, 100)
+	n := min(seedCount(), 100)
+	if raceDetector && *flagSeeds == 0 {
+		n = 40
+	}
 	sameStories(t, "seed", runSeeds(opt, *flagSeed, n, *flagParallel, true), runSeeds(opt, *flagSeed, n, *flagParallel, true))
 }
 

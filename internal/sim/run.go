@@ -38,6 +38,7 @@ func runSeed(seed uint64, opt *options) seedResult {
 		for i := range w.cfg.steps {
 			w.step(ctx, i)
 			w.settleStep()
+			w.crashInWindow(ctx)
 		}
 		w.quiet(ctx)
 	}

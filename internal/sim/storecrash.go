@@ -85,6 +85,21 @@ func (w *world) crashRevived(intent string, at time.Time, bound time.Duration) b
 	return len(w.lostWrites[intent]) > 0 && !w.lastCrash.IsZero() && at.Sub(w.lastCrash) <= bound
 }
 
+// pCrashInWindow is the chance, after a step that left acknowledged
+// writes unflushed, that the server crashes right then: a crash matters
+// inside the window of loss, so the simulator looks for it there.
+const pCrashInWindow = 0.12
+
+// crashInWindow may crash the store of a crash-model world while the
+// last step's writes are still unflushed. Drawn by the step loop only,
+// and only in those worlds.
+func (w *world) crashInWindow(ctx context.Context) {
+	if w.crash == nil || w.crash.unflushed() == 0 || w.rng.Float64() >= pCrashInWindow {
+		return
+	}
+	w.storeCrash(ctx)
+}
+
 // syncClosed makes the shop's note of closed records agree with the store
 // after a crash: a close the store lost is no close (the shop's "settled,
 // then expired" excuse must not cover a record the crash reopened).
