@@ -21,6 +21,7 @@ const (
 	hintLostClose      = "issue16#1 a failed close lost in a store crash"
 	hintStoreLoss      = "issue16#5 the store lost acknowledged writes (its data set)"
 	hintStoreClock     = "issue16 a store clock that stepped"
+	hintStoreClockBack = "issue16 a store clock set back: ages read younger"
 )
 
 // failedTell is one "failed" a caller was told: the attempt and the key it

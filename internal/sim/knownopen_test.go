@@ -27,10 +27,13 @@ var knownOpen = []struct {
 	redisLoss bool
 	check     string
 }{
-	{"issue16_1_failed_close_lost_then_charged", "16#1", 34, modelPG, false, checkFailedCharged},
-	{"issue16_1_failed_close_lost_then_resent", "16#1", 67, modelPG, false, checkFailedResent},
-	{"issue16_5_redis_model_lost_data_set", "16#5", 13, modelVolatile, false, checkDoubleCharge},
-	{"issue16_5_redis_model_lost_data_set_2", "16#5", 44, modelVolatile, false, checkDoubleCharge},
+	{"issue16_1_failed_close_lost_then_charged", "16#1", 43, modelPG, false, checkFailedCharged},
+	{"issue16_1_failed_close_lost_then_charged_2", "16#1", 56, modelPG, false, checkFailedCharged},
+	{"issue16_1_failed_close_lost_then_resent", "16#1", 43, modelPG, false, checkFailedResent},
+	{"issue16_also_store_clock_set_back", "16 (also likely)", 228, modelPG, false, checkStaleKey},
+	{"issue16_1_redis_failed_close_not_fsynced", "16#1", 144, modelRedis, false, checkFailedCharged},
+	{"issue16_5_redis_model_lost_data_set", "16#5", 5, modelVolatile, false, checkDoubleCharge},
+	{"issue16_5_redis_model_lost_data_set_2", "16#5", 11, modelVolatile, false, checkDoubleCharge},
 	{"issue16_5_redis_lost_data_set", "16#5", 9, "redis", true, checkDoubleCharge},
 	{"issue16_5_redis_lost_data_set_2", "16#5", 13, "redis", true, checkDoubleCharge},
 }

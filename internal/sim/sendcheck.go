@@ -88,7 +88,11 @@ func (w *world) checkStaleKey(c *call, key string) {
 		w.mu.Lock()
 		w.staleKeys[c.intent()] = true
 		w.mu.Unlock()
-		w.or.report(checkStaleKey, c.intent(), hintSkewKey, "%s resent key %s %s after the provider first processed it: the provider has forgotten it and executes it again",
+		hint := hintSkewKey
+		if w.storeOff.Load() < 0 {
+			hint = hintStoreClockBack
+		}
+		w.or.report(checkStaleKey, c.intent(), hint, "%s resent key %s %s after the provider first processed it: the provider has forgotten it and executes it again",
 			c.who(), key, age.Round(60e9))
 	}
 }
