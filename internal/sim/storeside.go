@@ -63,8 +63,10 @@ func (s *storeSide) gate(c *call, sc storeCall) error {
 		return nil
 	}
 	n := c.nextStoreOp(sc.op)
-	if sc.op == "reserve" && w.cfg.store == "redis" && w.d.chance(pRedisLostReply, "redis-lost", sc.intent, c.id, n) {
-		c.trace("FAULT the reply to this Reserve's script will be lost (go-redis sends it again)")
+	if w.cfg.store == "redis" && w.redisReplyLost(sc, c, n) {
+		// Every write of the Redis store is a script (issue 16: not only
+		// Reserve's): a close or a release re-run finds its own write.
+		c.trace("FAULT the reply to this %s's script will be lost (go-redis sends it again)", sc.op)
 		w.redis.armed.Store(true)
 	}
 	p := map[string]float64{"reserve": pReserveErr, "resolve": pResolveErr, "load": pLoadErr}[sc.op]
@@ -192,6 +194,18 @@ func (s *storeSide) afterResolve(c *call, sc storeCall, err error) error {
 		return errLostReply
 	}
 	return nil
+}
+
+// redisReplyLost draws whether the reply to a write's script is lost
+// (Reserve keeps the draw it always had, so its seeds keep their stories).
+func (w *world) redisReplyLost(sc storeCall, c *call, n int) bool {
+	switch sc.op {
+	case "reserve":
+		return w.d.chance(pRedisLostReply, "redis-lost", sc.intent, c.id, n)
+	case "resolve":
+		return w.d.chance(pRedisLostReply, "redis-lost-resolve", sc.intent, c.id, n)
+	}
+	return false
 }
 
 // ownerName is the instance a lease owner belongs to, for traces.
