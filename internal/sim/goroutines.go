@@ -99,20 +99,17 @@ func newFamily(root int64) *family {
 	return &family{members: map[int64]bool{root: true}, waiters: map[int64]int{}}
 }
 
+// waiting counts id in (d = 1) or out (d = -1) of the waiters. A waiter
+// is a member, so that what it starts is too. (Nothing the simulator
+// starts takes f.mu: a goroutine waiting for it while quiet holds it
+// would look blocked, and the world would look quiet while it starts.)
 func (f *family) waiting(id int64, d int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.members[id] = true
 	if f.waiters[id] += d; f.waiters[id] <= 0 {
 		delete(f.waiters, id)
 	}
-}
-
-// adopt makes the calling goroutine a member (a goroutine the simulator
-// starts for the seed).
-func (f *family) adopt() {
-	f.mu.Lock()
-	f.members[goid()] = true
-	f.mu.Unlock()
 }
 
 // quiet reports whether every member but the waiters is blocked on

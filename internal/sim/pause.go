@@ -103,7 +103,6 @@ func (w *world) meanwhile(c *call, f func(id string)) {
 	go func() {
 		defer w.bg.Done()
 		defer close(done)
-		w.fam.adopt()
 		f(c.id + "/" + c.inst.name)
 	}()
 	w.waitQuiet(done)

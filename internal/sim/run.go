@@ -64,6 +64,7 @@ func (w *world) settleStep() {
 	for _, c := range left {
 		w.waitQuiet(c.resolved)
 	}
+	w.landLate()
 }
 
 // quiet is the end of every seed: faults stop, hosts restart, time passes

@@ -12,7 +12,14 @@ var (
 	errInjected  = errors.New("sim: injected store failure")
 	errLostReply = errors.New("sim: store reply lost after the write")
 	errDead      = errors.New("sim: process killed")
+	errLate      = errors.New("sim: the store did not answer in time (the write is still on its way)")
 )
+
+// pLateWrite is the chance that a write of a charge, a release or a
+// renewal reaches the store only after its writer gave up on it (issue 16:
+// late writes): the writer is told the store did not answer, and the write
+// lands once the step's calls are over.
+const pLateWrite = 0.012
 
 // ledgerPollTime is how much virtual time passes per refused poll of a
 // leased ledger. The client polls every few milliseconds of real time for
@@ -68,6 +75,11 @@ func (s *storeSide) gate(c *call, sc storeCall) error {
 		// Reserve's): a close or a release re-run finds its own write.
 		c.trace("FAULT the reply to this %s's script will be lost (go-redis sends it again)", sc.op)
 		w.redis.armed.Store(true)
+	}
+	if write && w.d.chance(pLateWrite, "late-write", sc.op, sc.intent, c.id, n) {
+		c.trace("FAULT store %s %s times out: the write is still on its way", sc.op, sc.state)
+		c.set(func(c *call) { c.grace = true })
+		return errLate
 	}
 	p := map[string]float64{"reserve": pReserveErr, "resolve": pResolveErr, "load": pLoadErr}[sc.op]
 	if w.d.chance(p, "store-err", sc.op, sc.intent, c.id, n) {
@@ -194,6 +206,49 @@ func (s *storeSide) afterResolve(c *call, sc storeCall, err error) error {
 		return errLostReply
 	}
 	return nil
+}
+
+// queueLate keeps a write that lands after its writer gave up.
+func (s *storeSide) queueLate(sc storeCall, apply func() (storeAnswer, error)) {
+	w := s.w
+	w.mu.Lock()
+	w.late = append(w.late, lateWrite{sc: sc, apply: apply})
+	w.mu.Unlock()
+}
+
+// lateWrite is a write on its way to the store.
+type lateWrite struct {
+	sc    storeCall
+	apply func() (storeAnswer, error)
+}
+
+// landLate applies the writes on their way, in the order they were made,
+// and notes what they did as the store hooks would have.
+func (w *world) landLate() {
+	w.mu.Lock()
+	late := w.late
+	w.late = nil
+	w.mu.Unlock()
+	for _, l := range late {
+		ans, err := l.apply()
+		sc := l.sc
+		w.tr.add(w.orderOf(sc.intent), "world", "LATE WRITE lands: %s %s %s key=%s owner=%s -> created=%v claimed=%v err=%v",
+			sc.op, w.nsWord(sc.ns), sc.state, sc.key, w.ownerName(sc.owner), ans.created, ans.claimed, err)
+		if err != nil || sc.ns != w.namespace() {
+			continue
+		}
+		switch {
+		case sc.op == "reserve":
+			w.mu.Lock()
+			w.created[sc.intent] = true
+			w.mu.Unlock()
+		case sc.state == "succeeded" || sc.state == "failed":
+			o := w.byID[sc.intent]
+			o.mu.Lock()
+			o.closed, o.closedAt = true, w.clock.Now()
+			o.mu.Unlock()
+		}
+	}
 }
 
 // redisReplyLost draws whether the reply to a write's script is lost

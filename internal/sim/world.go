@@ -64,6 +64,7 @@ type world struct {
 	toldFailed     []failedTell                       // every "failed" a caller was told, for the whole story
 	sentBy         map[string]map[string]map[int]bool // intent -> key -> the attempts that sent it
 	abandoned      []*call                            // calls whose callers left while their flights ran
+	late           []lateWrite                        // writes on their way to the store, after their writers gave up
 }
 
 type callErr struct{ intent, text string }
