@@ -50,7 +50,10 @@ var blockedStates = map[string]bool{
 	"chan receive": true, "chan send": true, "select": true, "select (no cases)": true,
 	"chan receive (nil chan)": true, "chan send (nil chan)": true, "sync.Cond.Wait": true,
 	"sync.Mutex.Lock": true, "sync.RWMutex.Lock": true, "sync.RWMutex.RLock": true,
-	"sync.WaitGroup.Wait": true, "semacquire": true,
+	"sync.WaitGroup.Wait": true,
+	// Not "semacquire": a goroutine can show it for an instant while it
+	// starts (seen under -race: a scenario's goroutine, before its first
+	// line, taken for one that waits).
 }
 
 // timedWaits are the functions whose waits end on a timer, by themselves:
@@ -92,6 +95,7 @@ type family struct {
 	mu      sync.Mutex
 	members map[int64]bool
 	waiters map[int64]int // goroutines in waitQuiet: they poll, and wait for the others
+	seed    uint64
 	buf     []byte
 }
 
@@ -112,9 +116,9 @@ func (f *family) waiting(id int64, d int) {
 	}
 }
 
-// quiet reports whether every member but the waiters is blocked on
-// another goroutine, with no timed wait that will end by itself.
-func (f *family) quiet() bool {
+// blocked reports whether every member but the waiters is blocked now,
+// with a summary of their states.
+func (f *family) blocked() (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.buf == nil {
@@ -134,26 +138,26 @@ func (f *family) quiet() bool {
 			}
 		}
 	}
+	var seen []string
 	for _, g := range gs {
 		if !f.members[g.id] || f.waiters[g.id] > 0 {
 			continue
 		}
 		if !blockedStates[g.state] {
-			if debugQuiet {
-				println("active:", g.id, g.state, g.top)
-			}
-			return false
+			return "", false
 		}
 		for _, t := range timedWaits {
 			if strings.Contains(g.top, t) {
-				if debugQuiet {
-					println("timed:", g.id, g.state, g.top)
-				}
-				return false
+				return "", false
 			}
 		}
+		seen = append(seen, strconv.FormatInt(g.id, 10)+":"+g.state+":"+g.top)
 	}
-	return true
+	sum := strings.Join(seen, " | ")
+	if debugQuiet {
+		println("QUIET", f.seed, sum)
+	}
+	return sum, true
 }
 
 var debugQuiet = os.Getenv("SIM_DEBUG_QUIET") != ""
@@ -164,21 +168,30 @@ var debugQuiet = os.Getenv("SIM_DEBUG_QUIET") != ""
 const quietCap = 2 * time.Minute
 
 // waitQuiet waits until done is closed or the seed's other goroutines are
-// all blocked (see family.quiet).
+// all blocked (see family.blocked).
 func (w *world) waitQuiet(done <-chan struct{}) {
 	self := goid()
 	w.fam.waiting(self, 1)
 	defer w.fam.waiting(self, -1)
 	start := time.Now()
 	delay := 20 * time.Microsecond
+	last := "\x00"
 	for {
 		select {
 		case <-done:
 			return
 		default:
 		}
-		if w.fam.quiet() {
+		// Quiet: every member blocked, in two dumps in a row that show
+		// the same goroutines in the same states (an instant's state,
+		// between two dumps, is not a wait).
+		switch sum, ok := w.fam.blocked(); {
+		case ok && sum == last:
 			return
+		case ok:
+			last = sum
+		default:
+			last = "\x00" // (no summary is this)
 		}
 		if time.Since(start) > quietCap {
 			w.or.fatal("a pause's calls neither finished nor blocked within %s", quietCap)

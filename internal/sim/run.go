@@ -23,6 +23,7 @@ func runSeed(seed uint64, opt *options) seedResult {
 	start := time.Now()
 	w := newWorld(seed, opt)
 	w.fam = newFamily(goid())
+	w.fam.seed = seed
 	res := seedResult{seed: seed, cfg: w.cfg, w: w}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
