@@ -197,6 +197,7 @@ func moved(ops []fakes.Op) int {
 func (o *oracle) atOpReturn(c *call, op *shopOp, res result) {
 	ops := o.w.opsOf(op)
 	o.w.noteFailed(c, res)
+	o.refusedPaid(c, op, res)
 	switch res.out {
 	case outFailed:
 		if n := moved(ops); n > 0 {
@@ -379,4 +380,25 @@ func (w *world) opFault(c *call, rq reqInfo, n int) reqFault {
 		f = reqFault{synth: synthUnavailable}
 	}
 	return f
+}
+
+// refusedPaid judges a refund refused as "the charge never succeeded"
+// (issue 17 #1): a caller who believes it may charge the customer again.
+// It is a violation whenever the provider shows the intent charged, for
+// instance after the charge's record expired (refunds come weeks after the
+// charge, sweeps between them).
+func (o *oracle) refusedPaid(c *call, op *shopOp, res result) {
+	if op.typ != idempay.OpRefund || !errors.Is(res.err, idempay.ErrChargeNotSucceeded) {
+		return
+	}
+	if o.w.prov.truth(c.o) != truthCharged {
+		return
+	}
+	hint := ""
+	o.w.mu.Lock()
+	if o.w.expired[c.o.id] {
+		hint = hintRefundExpired
+	}
+	o.w.mu.Unlock()
+	o.report(checkRefusedPaid, c.o.id, hint, "%s: refund %s was refused as a charge that never succeeded (%v), and the provider shows the intent charged", c.who(), op.id, res.err)
 }

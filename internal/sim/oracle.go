@@ -48,7 +48,7 @@ var allChecks = []string{checkDoubleCharge, checkFalseFailed, checkFalseSuccess,
 	checkFalsePending, checkAttemptOrder, checkSettledAnswer,
 	checkOpFalseFailed, checkOpFalseSuccess, checkOpMoney, checkOpUnsettled,
 	checkCheckoutDouble, checkCheckoutReplay, checkCheckoutFalse, checkCheckoutSettled, checkCheckoutAnswer,
-	checkFailedResent, checkFailedCharged, checkOpFailedLater}
+	checkFailedResent, checkFailedCharged, checkOpFailedLater, checkRefusedPaid}
 
 // violation is one broken promise, with the story of its intent.
 type violation struct {
