@@ -26,16 +26,18 @@ var knownOpen = []struct {
 	stores    string
 	redisLoss bool
 	check     string
+	checks    string // the -sim.checks it needs, if not all (an open check)
 }{
-	{"issue16_1_failed_close_lost_then_charged", "16#1", 43, modelPG, false, checkFailedCharged},
-	{"issue16_1_failed_close_lost_then_charged_2", "16#1", 56, modelPG, false, checkFailedCharged},
-	{"issue16_1_failed_close_lost_then_resent", "16#1", 43, modelPG, false, checkFailedResent},
-	{"issue16_also_store_clock_set_back", "16 (also likely)", 228, modelPG, false, checkStaleKey},
-	{"issue16_1_redis_failed_close_not_fsynced", "16#1", 144, modelRedis, false, checkFailedCharged},
-	{"issue16_5_redis_model_lost_data_set", "16#5", 5, modelVolatile, false, checkDoubleCharge},
-	{"issue16_5_redis_model_lost_data_set_2", "16#5", 11, modelVolatile, false, checkDoubleCharge},
-	{"issue16_5_redis_lost_data_set", "16#5", 9, "redis", true, checkDoubleCharge},
-	{"issue16_5_redis_lost_data_set_2", "16#5", 13, "redis", true, checkDoubleCharge},
+	{"issue16_1_failed_close_lost_then_charged", "16#1", 43, modelPG, false, checkFailedCharged, ""},
+	{"issue16_1_failed_close_lost_then_charged_2", "16#1", 56, modelPG, false, checkFailedCharged, ""},
+	{"issue16_1_failed_close_lost_then_resent", "16#1", 43, modelPG, false, checkFailedResent, ""},
+	{"issue16_also_store_clock_set_back", "16 (also likely)", 228, modelPG, false, checkStaleKey, ""},
+	{"issue16_1_redis_failed_close_not_fsynced", "16#1", 144, modelRedis, false, checkFailedCharged, ""},
+	{"issue16_5_redis_model_lost_data_set", "16#5", 5, modelVolatile, false, checkDoubleCharge, ""},
+	{"issue16_5_redis_model_lost_data_set_2", "16#5", 11, modelVolatile, false, checkDoubleCharge, ""},
+	{"issue16_5_redis_lost_data_set", "16#5", 30, "redis", true, checkDoubleCharge, ""},
+	{"issue16_5_redis_lost_data_set_2", "16#5", 13, "redis", true, checkDoubleCharge, ""},
+	{"issue17_1_refund_after_the_charge_record_expired", "17#1", 33, "", false, checkRefusedPaid, "all," + checkRefusedPaid},
 }
 
 // TestKnownOpen runs the knownOpen seeds under -sim.knownopen.
@@ -51,6 +53,9 @@ func TestKnownOpen(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			opt := regressionOptions(t, k.stores, 0)
 			opt.ops, opt.redisLoss = true, k.redisLoss
+			if k.checks != "" {
+				opt.checks = parseChecks(t, k.checks)
+			}
 			if k.stores == "redis" && !redisUp(opt.redisAddr) {
 				requireServices(t, "Redis at %s does not answer", opt.redisAddr)
 			}
@@ -59,6 +64,9 @@ func TestKnownOpen(t *testing.T) {
 				t.Errorf("simulator failure: %s", f)
 			}
 			cmd := knownOpenReplay(k.seed, k.stores, k.redisLoss)
+			if k.checks != "" {
+				cmd += " -sim.checks=" + k.checks
+			}
 			found := false
 			for _, v := range r.violations {
 				found = found || v.check == k.check
@@ -74,7 +82,10 @@ func TestKnownOpen(t *testing.T) {
 }
 
 func knownOpenReplay(seed uint64, stores string, redisLoss bool) string {
-	cmd := fmt.Sprintf("go test ./internal/sim -run 'TestSim$' -sim.seed=%d -sim.seeds=1 -v -sim.stores=%s", seed, stores)
+	cmd := fmt.Sprintf("go test ./internal/sim -run 'TestSim$' -sim.seed=%d -sim.seeds=1 -v", seed)
+	if stores != "" {
+		cmd += " -sim.stores=" + stores
+	}
 	if redisLoss {
 		cmd += " -sim.redisloss"
 	}

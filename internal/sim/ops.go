@@ -394,6 +394,9 @@ func (o *oracle) refusedPaid(c *call, op *shopOp, res result) {
 	if o.w.prov.truth(c.o) != truthCharged {
 		return
 	}
+	if rec, ok, err := o.w.load(context.Background(), c.o.id); err != nil || (ok && !rec.closed) {
+		return // the charge's record is open: a charge again resumes its key, and cannot charge twice
+	}
 	hint := ""
 	o.w.mu.Lock()
 	if o.w.expired[c.o.id] {
