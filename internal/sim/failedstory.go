@@ -19,6 +19,7 @@ const (
 	checkFailedCharged = "failed-charged"      // money moved under the key of an attempt its caller was told failed
 	checkOpFailedLater = "op-failed-made"      // an operation told failed was made later under the failed attempt's key
 	checkRefusedPaid   = "refund-refused-paid" // a refund refused as "the charge never succeeded" for a charged intent (issue 17 #1)
+	hintGuardLock      = "issue16#2 the guard's lock or answer not written, the answer given anyway"
 	hintRefundExpired  = "issue17#1 the charge's record expired before its first refund"
 	hintLostClose      = "issue16#1 a failed close lost in a store crash"
 	hintStoreLoss      = "issue16#5 the store lost acknowledged writes (its data set)"

@@ -27,17 +27,19 @@ var knownOpen = []struct {
 	redisLoss bool
 	check     string
 	checks    string // the -sim.checks it needs, if not all (an open check)
+	checkout  bool   // a seed of the checkout workload (TestCheckout)
 }{
-	{"issue16_1_failed_close_lost_then_charged", "16#1", 43, modelPG, false, checkFailedCharged, ""},
-	{"issue16_1_failed_close_lost_then_charged_2", "16#1", 56, modelPG, false, checkFailedCharged, ""},
-	{"issue16_1_failed_close_lost_then_resent", "16#1", 43, modelPG, false, checkFailedResent, ""},
-	{"issue16_also_store_clock_set_back", "16 (also likely)", 228, modelPG, false, checkStaleKey, ""},
-	{"issue16_1_redis_failed_close_not_fsynced", "16#1", 144, modelRedis, false, checkFailedCharged, ""},
-	{"issue16_5_redis_model_lost_data_set", "16#5", 5, modelVolatile, false, checkDoubleCharge, ""},
-	{"issue16_5_redis_model_lost_data_set_2", "16#5", 11, modelVolatile, false, checkDoubleCharge, ""},
-	{"issue16_5_redis_lost_data_set", "16#5", 30, "redis", true, checkDoubleCharge, ""},
-	{"issue16_5_redis_lost_data_set_2", "16#5", 13, "redis", true, checkDoubleCharge, ""},
-	{"issue17_1_refund_after_the_charge_record_expired", "17#1", 33, "", false, checkRefusedPaid, "all," + checkRefusedPaid},
+	{"issue16_1_failed_close_lost_then_charged", "16#1", 43, modelPG, false, checkFailedCharged, "", false},
+	{"issue16_1_failed_close_lost_then_charged_2", "16#1", 56, modelPG, false, checkFailedCharged, "", false},
+	{"issue16_1_failed_close_lost_then_resent", "16#1", 43, modelPG, false, checkFailedResent, "", false},
+	{"issue16_also_store_clock_set_back", "16 (also likely)", 228, modelPG, false, checkStaleKey, "", false},
+	{"issue16_1_redis_failed_close_not_fsynced", "16#1", 144, modelRedis, false, checkFailedCharged, "", false},
+	{"issue16_5_redis_model_lost_data_set", "16#5", 5, modelVolatile, false, checkDoubleCharge, "", false},
+	{"issue16_5_redis_model_lost_data_set_2", "16#5", 11, modelVolatile, false, checkDoubleCharge, "", false},
+	{"issue16_5_redis_lost_data_set", "16#5", 30, "redis", true, checkDoubleCharge, "", false},
+	{"issue16_5_redis_lost_data_set_2", "16#5", 13, "redis", true, checkDoubleCharge, "", false},
+	{"issue16_2_guard_lock_not_written_handler_twice", "16#2", 36, "", false, checkCheckoutTwice, "all," + checkCheckoutTwice, true},
+	{"issue17_1_refund_after_the_charge_record_expired", "17#1", 33, "", false, checkRefusedPaid, "all," + checkRefusedPaid, false},
 }
 
 // TestKnownOpen runs the knownOpen seeds under -sim.knownopen.
@@ -56,6 +58,7 @@ func TestKnownOpen(t *testing.T) {
 			if k.checks != "" {
 				opt.checks = parseChecks(t, k.checks)
 			}
+			opt.checkout = k.checkout
 			if k.stores == "redis" && !redisUp(opt.redisAddr) {
 				requireServices(t, "Redis at %s does not answer", opt.redisAddr)
 			}
@@ -66,6 +69,9 @@ func TestKnownOpen(t *testing.T) {
 			cmd := knownOpenReplay(k.seed, k.stores, k.redisLoss)
 			if k.checks != "" {
 				cmd += " -sim.checks=" + k.checks
+			}
+			if k.checkout {
+				cmd = strings.Replace(strings.Replace(cmd, "'TestSim$'", "'TestCheckout$'", 1), "-sim.seeds=1", "-sim.checkouts=1", 1)
 			}
 			found := false
 			for _, v := range r.violations {

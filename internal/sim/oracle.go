@@ -39,6 +39,7 @@ const (
 	checkCheckoutFalse   = "checkout-false-answer"  // a 200 for a charge the provider does not hold, a 402 for a key that charged
 	checkCheckoutSettled = "checkout-unsettled"     // after the quiet phase a checkout whose money moved is not known paid to its frontend
 	checkCheckoutAnswer  = "checkout-answer"        // the frontend got an answer it cannot get (400, 422, a 500 corrupt)
+	checkCheckoutTwice   = "checkout-handler-twice" // the handler ran again for a key after an answer the guard had to stand by
 )
 
 // allChecks lists every check with what it stands for.
@@ -48,7 +49,7 @@ var allChecks = []string{checkDoubleCharge, checkFalseFailed, checkFalseSuccess,
 	checkFalsePending, checkAttemptOrder, checkSettledAnswer,
 	checkOpFalseFailed, checkOpFalseSuccess, checkOpMoney, checkOpUnsettled,
 	checkCheckoutDouble, checkCheckoutReplay, checkCheckoutFalse, checkCheckoutSettled, checkCheckoutAnswer,
-	checkFailedResent, checkFailedCharged, checkOpFailedLater, checkRefusedPaid}
+	checkFailedResent, checkFailedCharged, checkOpFailedLater, checkRefusedPaid, checkCheckoutTwice}
 
 // violation is one broken promise, with the story of its intent.
 type violation struct {
