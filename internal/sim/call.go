@@ -41,6 +41,8 @@ type call struct {
 	owner        string    // the lease owner its Reserve carried
 	reserved     time.Time // true time of its last Reserve
 	refusedLease bool      // Reserve found the lease held by another owner
+	rkey         string    // the key of the attempt its last Reserve saw
+	rattempt     int       // and that attempt
 	paused       bool
 	cancelled    bool // its caller stopped waiting
 	zombie       bool // its process was killed under it
@@ -132,7 +134,8 @@ func (c *call) get() call {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return call{owner: c.owner, refusedLease: c.refusedLease, cancelled: c.cancelled, zombie: c.zombie,
-		grace: c.grace, active: c.active, ended: c.ended, paused: c.paused, attempts: c.attempts, res: c.res}
+		grace: c.grace, active: c.active, ended: c.ended, paused: c.paused, attempts: c.attempts, res: c.res,
+		rkey: c.rkey, rattempt: c.rattempt}
 }
 
 // charge sends one Charge of o from inst and records what came back.

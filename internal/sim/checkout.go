@@ -81,6 +81,11 @@ type ckKey struct {
 	storable []string
 	replay   string
 	declined bool // a 402 was given for it
+	// promised: a run of the handler for the key gave the frontend an
+	// answer the guard must stand by (final, or unsettled and locked),
+	// and no Reopen has freed the key since (issue 16 #2).
+	promised bool
+	promiser string // the request that gave it
 }
 
 // feState is a checkout as its frontend sees it.
@@ -107,6 +112,7 @@ type ckReq struct {
 	mu   sync.Mutex
 	ops  map[string]int
 	hold func() // run once, when the request's handler starts (it holds the key)
+	ran  bool   // the handler ran for this request
 }
 
 type ckReqKey struct{}
@@ -132,7 +138,6 @@ type guardSide struct {
 
 func (s *guardSide) before(ctx context.Context, sc storeCall) error {
 	w := s.w
-	w.touch()
 	if s.inst.dead.Load() {
 		return errDead
 	}
@@ -150,7 +155,6 @@ func (s *guardSide) before(ctx context.Context, sc storeCall) error {
 
 func (s *guardSide) after(ctx context.Context, sc storeCall, ans storeAnswer, err error) error {
 	w := s.w
-	w.touch()
 	r := ckReqOf(ctx)
 	if r == nil || err != nil {
 		return nil
@@ -219,6 +223,7 @@ func (w *world) checkoutHandler(b *bff, rw http.ResponseWriter, r *http.Request)
 		return
 	}
 	key, _ := guard.KeyFrom(ctx)
+	w.handlerRuns(ctx, o, key)
 	chargeKey := key
 	if ckBroken.noGuardKey {
 		chargeKey = ""
@@ -369,7 +374,52 @@ func (w *world) feRequest(o *order, inst *instance, key string, v variant, rid s
 	}
 	w.tr.add(o.id, who, "<- %d replayed=%v %s", a.status, a.replayed, bytes.TrimSpace(rec.Body.Bytes()))
 	w.judgeAnswer(o, key, rid, a, ckWire(rec.Code, rec.Header().Get("Content-Type"), rec.Body.Bytes()))
+	if cr.ran && !a.replayed && promising(a) {
+		w.ck.mu.Lock()
+		if k := w.ck.keys[key]; k != nil {
+			k.promised, k.promiser = true, rid
+		}
+		w.ck.mu.Unlock()
+	}
 	return a
+}
+
+// promising reports an answer of the handler that the guard must stand
+// by: final (paid, pending, declined), or unknown and marked unsettled.
+func promising(a feAnswer) bool {
+	switch a.status {
+	case http.StatusOK, http.StatusAccepted, http.StatusPaymentRequired:
+		return true
+	case http.StatusServiceUnavailable:
+		return a.ans.Status == "unknown, retry" && !ckBroken.releaseOn503
+	}
+	return false
+}
+
+// handlerRuns judges a run of the handler for key: none may follow an
+// answer the guard had to stand by, until a Reopen frees the key (issue 16
+// #2: the lock or the stored answer lost, by a crash or a store error).
+func (w *world) handlerRuns(ctx context.Context, o *order, key string) {
+	cr := ckReqOf(ctx)
+	if cr == nil {
+		return
+	}
+	cr.ran = true
+	w.ck.mu.Lock()
+	k := w.ck.keys[key]
+	promised, by := k != nil && k.promised, ""
+	if promised {
+		by = k.promiser
+	}
+	w.ck.mu.Unlock()
+	if promised {
+		hint := w.failedHint(o.id)
+		if hint == "" {
+			hint = hintGuardLock
+		}
+		w.or.report(checkCheckoutTwice, o.id, hint, "bff/%s: the handler runs again for key %s, after fe/%s was given an answer the guard had to stand by",
+			cr.id, key, by)
+	}
 }
 
 // judgeAnswer runs the checks that judge an answer when the BFF gives it.
@@ -554,6 +604,10 @@ func (w *world) checkoutStep(ctx context.Context, i int) {
 			w.settle(ctx, w.pickInst(), o, id)
 		}
 	case u < 0.92:
+		if w.crash != nil && w.rng.Float64() < 0.6 { // (no draw in other worlds: their stories stay)
+			w.storeCrash(ctx)
+			return
+		}
 		w.kill(w.pickInst(), "the host dies")
 	default:
 		w.advance(time.Duration(1+w.rng.IntN(20))*time.Second, "the world goes on")
@@ -588,6 +642,11 @@ func (w *world) reconcile(ctx context.Context, inst *instance, id string, final 
 		if status == http.StatusServiceUnavailable || (status != http.StatusOK && res.key != key) {
 			if final {
 				err := b.g.Reopen(ctx, "-", key)
+				if err == nil {
+					w.ck.mu.Lock()
+					k.promised = false
+					w.ck.mu.Unlock()
+				}
 				w.tr.add(k.o.id, who, "reconcile %s: Settle cannot tell (%s, key %s); Reopen: %v", key, res.out, res.key, err)
 			}
 			continue

@@ -8,13 +8,13 @@ import (
 	"time"
 )
 
-var flagCheckouts = flag.Int("sim.checkouts", 400, "how many checkout seeds TestCheckout runs (frontend, guard, BFF and provider together), from -sim.seed")
+var flagCheckouts = flag.Int("sim.checkouts", 0, "how many checkout seeds TestCheckout runs (frontend, guard, BFF and provider together), from -sim.seed (0: the CI size, 400, or 100 under -race)")
 
 func checkoutOptions(t testing.TB) *options {
 	opt := testOptions(t)
 	opt.checkout = true
 	opt.storyLen = 90
-	if *flagCheckouts == 1 {
+	if checkoutCount() == 1 {
 		opt.storyLen = 100000
 	}
 	return opt
@@ -31,7 +31,7 @@ func replayCheckout(seed uint64) string {
 func TestCheckout(t *testing.T) {
 	opt := checkoutOptions(t)
 	start := time.Now()
-	results := runSeeds(opt, *flagSeed, *flagCheckouts, *flagParallel, false)
+	results := runSeeds(opt, *flagSeed, checkoutCount(), *flagParallel, false)
 	took := time.Since(start)
 	for _, r := range results {
 		for _, f := range r.fatals {
@@ -42,7 +42,7 @@ func TestCheckout(t *testing.T) {
 	shown := 0
 	for _, r := range results {
 		for _, v := range r.violations {
-			if *flagCheckouts > 1 && shown >= *flagShow {
+			if checkoutCount() > 1 && shown >= *flagShow {
 				break
 			}
 			shown++
@@ -67,7 +67,10 @@ func TestCheckout(t *testing.T) {
 // tell the same story.
 func TestCheckoutDeterminism(t *testing.T) {
 	opt := checkoutOptions(t)
-	n := min(*flagCheckouts, 60)
+	n := min(checkoutCount(), 60)
+	if raceDetector && *flagCheckouts == 0 {
+		n = 20
+	}
 	sameStories(t, "checkout seed", runSeeds(opt, *flagSeed, n, *flagParallel, true), runSeeds(opt, *flagSeed, n, *flagParallel, true))
 }
 
@@ -79,7 +82,10 @@ func TestCheckoutCanFail(t *testing.T) {
 		t.Skip("runs the checkout seeds once per break")
 	}
 	opt := checkoutOptions(t)
-	n := min(*flagCheckouts, 60)
+	n := min(checkoutCount(), 60)
+	if raceDetector && *flagCheckouts == 0 {
+		n = 30
+	}
 	cases := []struct {
 		name  string
 		set   func(on bool)

@@ -19,6 +19,7 @@ type options struct {
 	storyLen  int     // events kept in a violation's story
 	ops       bool    // refunds, captures and cancels in the story
 	checkout  bool    // seeds play the checkout workload (checkout.go)
+	redisLoss bool    // the real Redis store loses its data set now and then (storecrash.go)
 }
 
 // seedConfig is the shape of one seed's world, drawn from the seed.

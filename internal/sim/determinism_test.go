@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -39,7 +41,10 @@ func transcript(w *world) string {
 // replayed.
 func TestDeterminism(t *testing.T) {
 	opt := testOptions(t)
-	n := min(*flagSeeds, 100)
+	n := min(seedCount(), 100)
+	if raceDetector && *flagSeeds == 0 {
+		n = 40
+	}
 	sameStories(t, "seed", runSeeds(opt, *flagSeed, n, *flagParallel, true), runSeeds(opt, *flagSeed, n, *flagParallel, true))
 }
 
@@ -51,6 +56,10 @@ func sameStories(t *testing.T, what string, a, b []seedResult) {
 		ta, tb := transcript(a[i].w), transcript(b[i].w)
 		if ta == tb {
 			continue
+		}
+		if dir := os.Getenv("SIM_DUMP"); dir != "" { // both stories, for a diff
+			_ = os.WriteFile(fmt.Sprintf("%s/%d.1", dir, a[i].seed), []byte(ta), 0o644)
+			_ = os.WriteFile(fmt.Sprintf("%s/%d.2", dir, a[i].seed), []byte(tb), 0o644)
 		}
 		la, lb := strings.Split(ta, "\n"), strings.Split(tb, "\n")
 		for j := range min(len(la), len(lb)) {

@@ -7,7 +7,19 @@
 // drawn from a PRNG keyed on (seed, intent, call, attempt, site), so a seed
 // always gives the same fault schedule, and interleavings are forced by
 // pausing a request at the transport (or a Reserve at the store) and running
-// other calls while it waits, not left to the goroutine scheduler.
+// other calls while it waits, not left to the goroutine scheduler. A pause
+// resumes when the calls it started have finished or are all blocked, as
+// the runtime reports the seed's goroutines (goroutines.go): no verdict and
+// no interleaving depends on how busy the machine is.
+//
+// Stores can lose what their servers may lose (crashstore.go, issue 16):
+// crash models of PostgreSQL (commits made without a flush, inside the WAL
+// writer's window), Redis (what WAITAOF did not wait for; or, without
+// persistence, everything), with store clocks that step; the real Redis
+// store can lose its data set; a killed file store is left unclosed, so
+// that its next Open voids the dead process's leases. Every "failed" a
+// caller was told is judged again at every later send and at the end
+// (failedstory.go).
 //
 // After each seed an oracle checks, against the fakes' ledgers and the
 // simulator's own records (never against what the SDK says of itself), the
@@ -21,6 +33,8 @@
 // Run it with
 //
 //	go test ./internal/sim -sim.seeds=2000 -sim.seed=1
+//	go test ./internal/sim -run 'TestSim$' -sim.stores=pg-model,redis-model,redis-volatile
 //
-// and see sim_test.go for the other flags.
+// and see sim_test.go for the other flags, and knownopen_test.go for the
+// seeds that fail on today's code.
 package sim

@@ -279,6 +279,13 @@ type storeHooks interface {
 	after(ctx context.Context, sc storeCall, ans storeAnswer, err error) error
 }
 
+// lateQueue is a storeHooks whose before may postpone a write (errLate):
+// the caller is told the store did not answer, and the write is queued
+// to land later.
+type lateQueue interface {
+	queueLate(sc storeCall, apply func() (storeAnswer, error))
+}
+
 // hookedStore is the KeyStore an instance's client sees: the shared store,
 // reached through enter (which fails once that store was closed), with the
 // hooks around every call.
@@ -290,15 +297,25 @@ type hookedStore struct {
 var _ idempay.KeyStore = (*hookedStore)(nil)
 
 // do runs one call of the inner store between the hooks.
-func (s *hookedStore) do(ctx context.Context, sc storeCall, f func(idempay.KeyStore) (storeAnswer, error)) error {
+func (s *hookedStore) do(ctx context.Context, sc storeCall, f func(context.Context, idempay.KeyStore) (storeAnswer, error)) error {
 	if err := s.hooks.before(ctx, sc); err != nil {
+		if q, ok := s.hooks.(lateQueue); ok && errors.Is(err, errLate) {
+			q.queueLate(sc, func() (storeAnswer, error) { // lands after its writer gave up
+				inner, leave, err := s.enter()
+				if err != nil {
+					return storeAnswer{}, err
+				}
+				defer leave()
+				return f(context.Background(), inner)
+			})
+		}
 		return err
 	}
 	inner, leave, err := s.enter()
 	if err != nil {
 		return err
 	}
-	ans, err := f(inner)
+	ans, err := f(ctx, inner)
 	leave()
 	if herr := s.hooks.after(ctx, sc, ans, err); herr != nil {
 		return herr
@@ -309,7 +326,7 @@ func (s *hookedStore) do(ctx context.Context, sc storeCall, f func(idempay.KeySt
 func (s *hookedStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	var res idempay.Reservation
 	err := s.do(ctx, storeCall{op: "reserve", ns: r.Namespace, intent: r.IntentID, key: r.Key, owner: r.Owner},
-		func(in idempay.KeyStore) (storeAnswer, error) {
+		func(ctx context.Context, in idempay.KeyStore) (storeAnswer, error) {
 			var err error
 			res, err = in.Reserve(ctx, r)
 			return storeAnswer{created: res.Created, claimed: res.Claimed, rec: view(res.Record)}, err
@@ -322,12 +339,14 @@ func (s *hookedStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (id
 
 func (s *hookedStore) Resolve(ctx context.Context, res idempay.Resolution) error {
 	return s.do(ctx, storeCall{op: "resolve", ns: res.Namespace, intent: res.IntentID, key: res.Key, owner: res.LeaseOwner, state: string(res.State)},
-		func(in idempay.KeyStore) (storeAnswer, error) { return storeAnswer{}, in.Resolve(ctx, res) })
+		func(ctx context.Context, in idempay.KeyStore) (storeAnswer, error) {
+			return storeAnswer{}, in.Resolve(ctx, res)
+		})
 }
 
 func (s *hookedStore) Load(ctx context.Context, namespace, intentID string) (idempay.Record, error) {
 	var rec idempay.Record
-	err := s.do(ctx, storeCall{op: "load", ns: namespace, intent: intentID}, func(in idempay.KeyStore) (storeAnswer, error) {
+	err := s.do(ctx, storeCall{op: "load", ns: namespace, intent: intentID}, func(ctx context.Context, in idempay.KeyStore) (storeAnswer, error) {
 		var err error
 		rec, err = in.Load(ctx, namespace, intentID)
 		return storeAnswer{rec: view(rec)}, err
@@ -337,7 +356,7 @@ func (s *hookedStore) Load(ctx context.Context, namespace, intentID string) (ide
 
 func (s *hookedStore) ListOpen(ctx context.Context, namespace string, after idempay.Cursor, limit int) ([]idempay.Record, error) {
 	var recs []idempay.Record
-	err := s.do(ctx, storeCall{op: "list"}, func(in idempay.KeyStore) (storeAnswer, error) {
+	err := s.do(ctx, storeCall{op: "list"}, func(ctx context.Context, in idempay.KeyStore) (storeAnswer, error) {
 		var err error
 		recs, err = in.ListOpen(ctx, namespace, after, limit)
 		return storeAnswer{}, err
@@ -347,7 +366,7 @@ func (s *hookedStore) ListOpen(ctx context.Context, namespace string, after idem
 
 func (s *hookedStore) Expire(ctx context.Context, retention time.Duration) (int, error) {
 	var n int
-	err := s.do(ctx, storeCall{op: "expire"}, func(in idempay.KeyStore) (storeAnswer, error) {
+	err := s.do(ctx, storeCall{op: "expire"}, func(ctx context.Context, in idempay.KeyStore) (storeAnswer, error) {
 		var err error
 		n, err = in.Expire(ctx, retention)
 		return storeAnswer{}, err

@@ -64,15 +64,28 @@ func (w *world) restartSlot(inst *instance) {
 	}
 }
 
-// reopen closes the file store of a dead process (waiting for the calls
-// inside it) and opens the file again.
+// reopen ends the file store of a dead process and opens the file again.
+// A killed process does not Close its store: the file is left as the
+// last commit before the kill left it, and the next Open, holding the
+// lock, voids the dead process's leases. In process the file's lock can
+// only be let go by closing it, so the simulator takes the file as it
+// stood at the kill (after the calls inside the store returned: a commit
+// is whole or absent), closes the store, and puts that file back: what
+// Close wrote (the mark that keeps leases) is undone, as it never
+// happened.
 func (w *world) reopen(ctx context.Context) {
-	if err := w.handle().shut(); err != nil {
-		w.tr.add("", "world", "closing the store: %v", err)
+	sc, _ := w.storeConfig()
+	if err := w.handle().shutKilled(sc.path); err != nil {
+		w.tr.add("", "world", "ending the store: %v", err)
 	}
 	w.damageCheck(ctx)
 	if err := w.openStore(ctx); err != nil {
 		w.or.fatal("reopen: %v", err)
+		return
 	}
-	w.tr.add("", "world", "the file store is opened again")
+	voided := -1
+	if v, ok := w.handle().s.(interface{ VoidedLeases() int }); ok {
+		voided = v.VoidedLeases()
+	}
+	w.tr.add("", "world", "the file store is opened again (it voided %d lease(s) of the dead process)", voided)
 }

@@ -103,6 +103,8 @@ func (w *world) doubleHint(o *order) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
+	case len(w.lostWrites[o.id]) > 0:
+		return hintStoreLoss
 	case w.expired[o.id]:
 		return hintExpiry
 	case w.staleKeys[o.id]:
@@ -115,6 +117,8 @@ func (w *world) unsettledHint(o *order) string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
+	case len(w.lostWrites[o.id]) > 0:
+		return hintStoreLoss
 	case w.expired[o.id]:
 		return hintExpiry
 	case !w.listed[o.id] && !w.resumed[o.id]:

@@ -196,6 +196,8 @@ func moved(ops []fakes.Op) int {
 // succeeded must be one the provider shows succeeded.
 func (o *oracle) atOpReturn(c *call, op *shopOp, res result) {
 	ops := o.w.opsOf(op)
+	o.w.noteFailed(c, res)
+	o.refusedPaid(c, op, res)
 	switch res.out {
 	case outFailed:
 		if n := moved(ops); n > 0 {
@@ -330,7 +332,7 @@ func (w *world) loadIn(ctx context.Context, ns, id string) (recView, bool, error
 // record with the key it carries (when the request shows it), leased to
 // the sending call.
 func (w *world) handOffOp(c *call, rq reqInfo) {
-	now := w.clock.Now()
+	now := w.storeNow()
 	rec, ok, err := w.loadIn(context.Background(), w.namespace()+"/"+string(c.opType), c.opID)
 	switch {
 	case err != nil:
@@ -340,7 +342,7 @@ func (w *world) handOffOp(c *call, rq reqInfo) {
 	case rq.key != "" && rec.key != rq.key:
 		w.or.report(checkKeyNotStored, c.intent(), "", "%s sent %s %s with key %s, the store holds %s", c.who(), c.opType, c.opID, rq.key, rec.key)
 	case w.ownerCall(rec.owner) != c || !now.Before(rec.leaseUntil):
-		w.or.report(checkLeaseAtSend, c.intent(), "", "%s sent %s %s without holding its lease: %s; true time is %s",
+		w.or.report(checkLeaseAtSend, c.intent(), "", "%s sent %s %s without holding its lease: %s; the store's time is %s",
 			c.who(), c.opType, c.opID, w.leaseWords(rec), fmtAt(now))
 	}
 }
@@ -378,4 +380,28 @@ func (w *world) opFault(c *call, rq reqInfo, n int) reqFault {
 		f = reqFault{synth: synthUnavailable}
 	}
 	return f
+}
+
+// refusedPaid judges a refund refused as "the charge never succeeded"
+// (issue 17 #1): a caller who believes it may charge the customer again.
+// It is a violation whenever the provider shows the intent charged, for
+// instance after the charge's record expired (refunds come weeks after the
+// charge, sweeps between them).
+func (o *oracle) refusedPaid(c *call, op *shopOp, res result) {
+	if op.typ != idempay.OpRefund || !errors.Is(res.err, idempay.ErrChargeNotSucceeded) {
+		return
+	}
+	if o.w.prov.truth(c.o) != truthCharged {
+		return
+	}
+	if rec, ok, err := o.w.load(context.Background(), c.o.id); err != nil || (ok && !rec.closed) {
+		return // the charge's record is open: a charge again resumes its key, and cannot charge twice
+	}
+	hint := ""
+	o.w.mu.Lock()
+	if o.w.expired[c.o.id] {
+		hint = hintRefundExpired
+	}
+	o.w.mu.Unlock()
+	o.report(checkRefusedPaid, c.o.id, hint, "%s: refund %s was refused as a charge that never succeeded (%v), and the provider shows the intent charged", c.who(), op.id, res.err)
 }

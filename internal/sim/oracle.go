@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 )
 
 // The checks. Each is named in every violation it reports, and can be
@@ -38,6 +39,7 @@ const (
 	checkCheckoutFalse   = "checkout-false-answer"  // a 200 for a charge the provider does not hold, a 402 for a key that charged
 	checkCheckoutSettled = "checkout-unsettled"     // after the quiet phase a checkout whose money moved is not known paid to its frontend
 	checkCheckoutAnswer  = "checkout-answer"        // the frontend got an answer it cannot get (400, 422, a 500 corrupt)
+	checkCheckoutTwice   = "checkout-handler-twice" // the handler ran again for a key after an answer the guard had to stand by
 )
 
 // allChecks lists every check with what it stands for.
@@ -46,7 +48,8 @@ var allChecks = []string{checkDoubleCharge, checkFalseFailed, checkFalseSuccess,
 	checkStaleLease, checkWriteAfterClose, checkImpatient, checkStoreDamage, checkLostCreate,
 	checkFalsePending, checkAttemptOrder, checkSettledAnswer,
 	checkOpFalseFailed, checkOpFalseSuccess, checkOpMoney, checkOpUnsettled,
-	checkCheckoutDouble, checkCheckoutReplay, checkCheckoutFalse, checkCheckoutSettled, checkCheckoutAnswer}
+	checkCheckoutDouble, checkCheckoutReplay, checkCheckoutFalse, checkCheckoutSettled, checkCheckoutAnswer,
+	checkFailedResent, checkFailedCharged, checkOpFailedLater, checkRefusedPaid, checkCheckoutTwice}
 
 // violation is one broken promise, with the story of its intent.
 type violation struct {
@@ -97,6 +100,7 @@ func (o *oracle) fatal(format string, args ...any) {
 // "in progress elsewhere" must have somebody working elsewhere.
 func (o *oracle) atReturn(c *call, res result) {
 	w := o.w
+	w.noteFailed(c, res)
 	switch res.out {
 	case outFailed:
 		if n := o.chargedUnder(c, res.key); n > 0 {
@@ -177,8 +181,12 @@ func (o *oracle) staleLease(c *call) {
 	// Judged when the store gave its answer: a pause after it makes the
 	// answer stale, not false.
 	age := c.reservedAt().Sub(w.clock.origin) - hs.ended
-	if (hs.zombie || hs.grace) && age <= staleBound {
+	bound := staleBound + max(-time.Duration(w.storeOff.Load()), 0) // a store clock set back lengthens every lease
+	if (hs.zombie || hs.grace) && age <= bound {
 		return
+	}
+	if w.crashRevived(c.o.id, c.reservedAt(), bound) {
+		return // a store crash lost the release: the lease stands again, for one lease (the contract allows it)
 	}
 	why := "ended normally"
 	switch {
@@ -204,6 +212,7 @@ func (o *oracle) final(ctx context.Context) {
 	if w.opsOn() {
 		o.finalOps(ctx)
 	}
+	o.finalFailed(ctx)
 	o.secrets(ctx)
 }
 
@@ -275,7 +284,7 @@ func (o *oracle) attempts(ctx context.Context, ord *order) {
 // It stays unknown (ErrKeyExpired) for the operator to reconcile, rather
 // than risk a second charge.
 func (w *world) unprovable(rec recView) bool {
-	return w.prov.name() == "stripe" && w.clock.Now().Sub(rec.createdAt) >= keyRetention
+	return w.prov.name() == "stripe" && w.storeNow().Sub(rec.createdAt) >= keyRetention
 }
 
 func recState(rec recView, ok bool) string {

@@ -32,19 +32,6 @@ var pauseRate = map[string]float64{"reserve": 0.04, "before-write": 0.05, "after
 // Scenario weights, in scenario order.
 var scenarioWeight = [scCount]float64{0.24, 0.12, 0.18, 0.16, 0.15, 0.15}
 
-// Bounds of the wait for a scenario's calls: they are done, or idle for
-// pauseIdle (they are waiting for the paused call: a correct single
-// flight, or a Close that waits for flights), or pauseCap has passed.
-// pauseIdle is generous because a call that is merely slow (a loaded
-// machine, the race detector) must not be taken for one that waits: that
-// would change the interleaving and the seed would tell another story. On
-// today's code no scenario waits for the paused call, so it costs nothing.
-const (
-	pauseIdle   = 300 * time.Millisecond
-	pauseCap    = 5 * time.Second
-	abandonIdle = 300 * time.Millisecond // for a flight whose caller left and that never records an outcome
-)
-
 // maybePause pauses c at where, if the seed says so: at most once per
 // call, never in a call a pause started, never once faults are off, never
 // in a refund, capture or cancel (their concurrency is the chaos tests').
@@ -58,9 +45,9 @@ func (w *world) maybePause(c *call, where string) {
 	}
 	c.set(func(c *call) { c.paused = true })
 	// Let what the call just started reach its first wait (the lease's
-	// heartbeat reads the clock when it starts): time jumps in the
-	// scenario must find it waiting, in every run of the seed.
-	time.Sleep(2 * time.Millisecond)
+	// heartbeat): time jumps in the scenario must find it waiting, in
+	// every run of the seed.
+	w.waitQuiet(nil)
 	sc := w.pickScenario(c, where)
 	c.trace("PAUSE at %s: %s", where, sc)
 	w.play(c, sc, where)
@@ -118,25 +105,7 @@ func (w *world) meanwhile(c *call, f func(id string)) {
 		defer close(done)
 		f(c.id + "/" + c.inst.name)
 	}()
-	w.waitQuiet(done, pauseIdle)
-}
-
-// waitQuiet waits for done, or until the world has been idle for idleFor.
-func (w *world) waitQuiet(done <-chan struct{}, idleFor time.Duration) {
-	start := time.Now()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-tick.C:
-			idle := time.Since(time.Unix(0, w.lastAct.Load()))
-			if idle > idleFor || time.Since(start) > pauseCap {
-				return
-			}
-		}
-	}
+	w.waitQuiet(done)
 }
 
 // impatient is the caller of c walking away (a browser that disconnects),
@@ -148,8 +117,8 @@ func (w *world) impatient(c *call) {
 	w.mu.Lock()
 	w.abandoned = append(w.abandoned, c)
 	w.mu.Unlock()
-	w.waitQuiet(c.returned, pauseIdle)
-	ctx, cancel := context.WithTimeout(context.Background(), pauseCap)
+	w.waitQuiet(c.returned)
+	ctx, cancel := context.WithTimeout(context.Background(), quietCap)
 	defer cancel()
 	inst := c.inst
 	err := inst.cl.close(ctx)

@@ -22,6 +22,8 @@ type seedResult struct {
 func runSeed(seed uint64, opt *options) seedResult {
 	start := time.Now()
 	w := newWorld(seed, opt)
+	w.fam = newFamily(goid())
+	w.fam.seed = seed
 	res := seedResult{seed: seed, cfg: w.cfg, w: w}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -37,6 +39,7 @@ func runSeed(seed uint64, opt *options) seedResult {
 		for i := range w.cfg.steps {
 			w.step(ctx, i)
 			w.settleStep()
+			w.crashInWindow(ctx)
 		}
 		w.quiet(ctx)
 	}
@@ -60,8 +63,9 @@ func (w *world) settleStep() {
 	w.abandoned = nil
 	w.mu.Unlock()
 	for _, c := range left {
-		w.waitQuiet(c.resolved, abandonIdle)
+		w.waitQuiet(c.resolved)
 	}
+	w.landLate()
 }
 
 // quiet is the end of every seed: faults stop, hosts restart, time passes

@@ -10,7 +10,7 @@ import (
 // key it carries, and its sender holds the intent's lease by the store's
 // clock (true time). It returns whether the lease was held, and until when.
 func (w *world) handOff(c *call, rq reqInfo) (held bool, until time.Time) {
-	now := w.clock.Now()
+	now := w.storeNow()
 	intent := c.intent()
 	st := c.get()
 	rec, ok, err := w.load(context.Background(), intent)
@@ -27,10 +27,14 @@ func (w *world) handOff(c *call, rq reqInfo) (held bool, until time.Time) {
 		// this key from its record. A wasted request, not a second sender.
 		c.trace("(sends a key the store already holds succeeded)")
 	case rec.owner != st.owner || st.owner == "" || !now.Before(rec.leaseUntil):
-		w.or.report(checkLeaseAtSend, intent, w.leaseHint(c, rec), "%s sent key %s without holding the lease: %s; true time is %s",
+		w.or.report(checkLeaseAtSend, intent, w.leaseHint(c, rec), "%s sent key %s without holding the lease: %s; the store's time is %s",
 			c.who(), rq.key, w.leaseWords(rec), fmtAt(now))
 	default:
+		w.noteSent(c, rq.key, rec.attempt)
 		return true, rec.leaseUntil
+	}
+	if err == nil && ok && rec.key == rq.key {
+		w.noteSent(c, rq.key, rec.attempt)
 	}
 	return false, time.Time{}
 }
@@ -54,7 +58,7 @@ func (w *world) leave(c *call, rq reqInfo, held bool, until time.Time) *sending 
 // senders at once, which the lease (across instances) and the single
 // flight (within one) exist to prevent.
 func (w *world) checkOverlap(c *call, s *sending) {
-	now := w.clock.Now()
+	now := w.storeNow()
 	var clash []*call
 	w.mu.Lock()
 	for _, o := range w.inflight[c.intent()] {
@@ -84,7 +88,11 @@ func (w *world) checkStaleKey(c *call, key string) {
 		w.mu.Lock()
 		w.staleKeys[c.intent()] = true
 		w.mu.Unlock()
-		w.or.report(checkStaleKey, c.intent(), hintSkewKey, "%s resent key %s %s after the provider first processed it: the provider has forgotten it and executes it again",
+		hint := hintSkewKey
+		if w.storeOff.Load() < 0 {
+			hint = hintStoreClockBack
+		}
+		w.or.report(checkStaleKey, c.intent(), hint, "%s resent key %s %s after the provider first processed it: the provider has forgotten it and executes it again",
 			c.who(), key, age.Round(60e9))
 	}
 }

@@ -56,13 +56,22 @@ func (w *world) dropShared() {
 			_, _ = shared.pool.Exec(ctx, fmt.Sprintf("DROP TABLE IF EXISTS %s; DROP TABLE IF EXISTS %s_schema_version", t, t))
 		}
 	case "redis":
-		rc := goredis.NewClient(&goredis.Options{Addr: w.opt.redisAddr})
-		defer rc.Close()
-		iter := rc.Scan(ctx, 0, prefixOf(w.seed)+"*", 1000).Iterator()
-		for iter.Next(ctx) {
-			rc.Del(ctx, iter.Val())
+		w.dropRedisKeys(ctx)
+	}
+}
+
+// dropRedisKeys deletes the seed's keys and says how many there were.
+func (w *world) dropRedisKeys(ctx context.Context) int {
+	rc := goredis.NewClient(&goredis.Options{Addr: w.opt.redisAddr})
+	defer rc.Close()
+	n := 0
+	iter := rc.Scan(ctx, 0, prefixOf(w.seed)+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		if rc.Del(ctx, iter.Val()).Val() > 0 {
+			n++
 		}
 	}
+	return n
 }
 
 // redisUp reports whether a Redis server answers at addr.

@@ -12,11 +12,21 @@ var (
 	errInjected  = errors.New("sim: injected store failure")
 	errLostReply = errors.New("sim: store reply lost after the write")
 	errDead      = errors.New("sim: process killed")
+	errLate      = errors.New("sim: the store did not answer in time (the write is still on its way)")
 )
 
+// pLateWrite is the chance that a write of a charge, a release or a
+// renewal reaches the store only after its writer gave up on it (issue 16:
+// late writes): the writer is told the store did not answer, and the write
+// lands once the step's calls are over.
+const pLateWrite = 0.012
+
 // ledgerPollTime is how much virtual time passes per refused poll of a
-// leased ledger.
-const ledgerPollTime = time.Second
+// leased ledger. The client polls every few milliseconds of real time for
+// about two leases; a second a poll made a poller behind a dead holder's
+// 10-minute lease take 600 real polls (30 s of real sleeping, issue 20),
+// so a poll stands for 15 s.
+const ledgerPollTime = 15 * time.Second
 
 // Per-call probabilities of store faults while faults are on.
 const (
@@ -36,8 +46,6 @@ type storeSide struct {
 }
 
 func (s *storeSide) before(ctx context.Context, sc storeCall) error {
-	w := s.w
-	w.touch()
 	c := callOf(ctx)
 	err := s.gate(c, sc)
 	if err != nil && c != nil && sc.op == "resolve" {
@@ -62,9 +70,16 @@ func (s *storeSide) gate(c *call, sc storeCall) error {
 		return nil
 	}
 	n := c.nextStoreOp(sc.op)
-	if sc.op == "reserve" && w.cfg.store == "redis" && w.d.chance(pRedisLostReply, "redis-lost", sc.intent, c.id, n) {
-		c.trace("FAULT the reply to this Reserve's script will be lost (go-redis sends it again)")
+	if w.cfg.store == "redis" && w.redisReplyLost(sc, c, n) {
+		// Every write of the Redis store is a script (issue 16: not only
+		// Reserve's): a close or a release re-run finds its own write.
+		c.trace("FAULT the reply to this %s's script will be lost (go-redis sends it again)", sc.op)
 		w.redis.armed.Store(true)
+	}
+	if write && w.d.chance(pLateWrite, "late-write", sc.op, sc.intent, c.id, n) {
+		c.trace("FAULT store %s %s times out: the write is still on its way", sc.op, sc.state)
+		c.set(func(c *call) { c.grace = true })
+		return errLate
 	}
 	p := map[string]float64{"reserve": pReserveErr, "resolve": pResolveErr, "load": pLoadErr}[sc.op]
 	if w.d.chance(p, "store-err", sc.op, sc.intent, c.id, n) {
@@ -78,8 +93,6 @@ func (s *storeSide) gate(c *call, sc storeCall) error {
 }
 
 func (s *storeSide) after(ctx context.Context, sc storeCall, ans storeAnswer, err error) error {
-	w := s.w
-	w.touch()
 	c := callOf(ctx)
 	if c == nil {
 		return nil
@@ -104,7 +117,7 @@ func (s *storeSide) afterReserve(c *call, sc storeCall, ans storeAnswer, err err
 	if strings.HasSuffix(sc.ns, "/ledger") && !ans.claimed && !ans.rec.closed && !w.clock.real {
 		// The client polls a ledger another flight holds, sleeping in
 		// real time; the lease runs out on the store's (virtual) clock.
-		// Time passes while it waits, as it does in life: a second a poll.
+		// Time passes while it waits, as it does in life (ledgerPollTime).
 		w.clock.Advance(ledgerPollTime)
 	}
 	if w.faultsOn.Load() && !c.get().zombie && w.d.chance(pLostReserve, "lost-reply", "reserve", sc.intent, c.id, c.nextStoreOp("reserve-reply")) {
@@ -140,7 +153,11 @@ func (w *world) noteReserve(c *call, sc storeCall, ans storeAnswer) {
 		c.set(func(c *call) {
 			c.owner, c.reserved = sc.owner, now
 			c.refusedLease = !ans.claimed && !ans.rec.closed
+			c.rkey, c.rattempt = ans.rec.key, ans.rec.attempt
 		})
+	}
+	if c.opID != "" && strings.HasSuffix(sc.ns, "/"+string(c.opType)) {
+		c.set(func(c *call) { c.rkey, c.rattempt = ans.rec.key, ans.rec.attempt })
 	}
 	c.trace("reserve %s created=%v claimed=%v key=%s state=%s lease=%s until %s", w.nsWord(sc.ns),
 		ans.created, ans.claimed, ans.rec.key, ans.rec.state, w.ownerName(ans.rec.owner), fmtAt(ans.rec.leaseUntil))
@@ -189,6 +206,61 @@ func (s *storeSide) afterResolve(c *call, sc storeCall, err error) error {
 		return errLostReply
 	}
 	return nil
+}
+
+// queueLate keeps a write that lands after its writer gave up.
+func (s *storeSide) queueLate(sc storeCall, apply func() (storeAnswer, error)) {
+	w := s.w
+	w.mu.Lock()
+	w.late = append(w.late, lateWrite{sc: sc, apply: apply})
+	w.mu.Unlock()
+}
+
+// lateWrite is a write on its way to the store.
+type lateWrite struct {
+	sc    storeCall
+	apply func() (storeAnswer, error)
+}
+
+// landLate applies the writes on their way, in the order they were made,
+// and notes what they did as the store hooks would have.
+func (w *world) landLate() {
+	w.mu.Lock()
+	late := w.late
+	w.late = nil
+	w.mu.Unlock()
+	for _, l := range late {
+		ans, err := l.apply()
+		sc := l.sc
+		w.tr.add(w.orderOf(sc.intent), "world", "LATE WRITE lands: %s %s %s key=%s owner=%s -> created=%v claimed=%v err=%v",
+			sc.op, w.nsWord(sc.ns), sc.state, sc.key, w.ownerName(sc.owner), ans.created, ans.claimed, err)
+		if err != nil || sc.ns != w.namespace() {
+			continue
+		}
+		switch {
+		case sc.op == "reserve":
+			w.mu.Lock()
+			w.created[sc.intent] = true
+			w.mu.Unlock()
+		case sc.state == "succeeded" || sc.state == "failed":
+			o := w.byID[sc.intent]
+			o.mu.Lock()
+			o.closed, o.closedAt = true, w.clock.Now()
+			o.mu.Unlock()
+		}
+	}
+}
+
+// redisReplyLost draws whether the reply to a write's script is lost
+// (Reserve keeps the draw it always had, so its seeds keep their stories).
+func (w *world) redisReplyLost(sc storeCall, c *call, n int) bool {
+	switch sc.op {
+	case "reserve":
+		return w.d.chance(pRedisLostReply, "redis-lost", sc.intent, c.id, n)
+	case "resolve":
+		return w.d.chance(pRedisLostReply, "redis-lost-resolve", sc.intent, c.id, n)
+	}
+	return false
 }
 
 // ownerName is the instance a lease owner belongs to, for traces.

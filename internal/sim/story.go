@@ -26,6 +26,10 @@ var stepWeights = []struct {
 	{"customer", 9},  // a customer finishes (or fails) 3-D Secure
 	{"kill", 3},      // a host dies while idle
 	{"op", 14},       // a refund, a capture or cancel, or one asked for again (with -sim.ops)
+	// Only in a world of a crash model (crashstore.go): weightless
+	// elsewhere, so that the other worlds draw the stories they always drew.
+	{"store-crash", 6}, // the database server crashes (or the power goes)
+	{"store-clock", 3}, // the database server's clock steps
 }
 
 func (w *world) step(ctx context.Context, i int) {
@@ -64,6 +68,10 @@ func (w *world) step(ctx context.Context, i int) {
 		if w.opsOn() {
 			w.opStep(ctx, id)
 		}
+	case "store-crash":
+		w.storeCrash(ctx)
+	case "store-clock":
+		w.stepStoreClock("NTP or an operator")
 	}
 }
 
@@ -104,6 +112,10 @@ func (w *world) jump(ctx context.Context) {
 
 func (w *world) pickKind() string {
 	weight := func(kind string, x float64) float64 {
+		crashable := w.crash != nil || (w.cfg.store == "redis" && w.opt.redisLoss && kind == "store-crash")
+		if (kind == "store-crash" || kind == "store-clock") && !crashable {
+			return 0
+		}
 		if w.cfg.theme == "long-haul" && (kind == "redeliver" || kind == "expire") {
 			return 2 * x
 		}

@@ -22,7 +22,6 @@ type event struct {
 // its intent.
 type tracer struct {
 	clock *simClock
-	touch func() // every event is activity, for the waits of pauses
 	mu    sync.Mutex
 	seq   int
 	by    map[string][]event // by intent ID; "" holds world events
@@ -33,9 +32,6 @@ func newTracer(c *simClock) *tracer { return &tracer{clock: c, by: map[string][]
 // add records an event of intent ("" for the world).
 func (t *tracer) add(intent, who, format string, args ...any) {
 	e := event{at: t.clock.Elapsed(), who: who, what: fmt.Sprintf(format, args...)}
-	if t.touch != nil {
-		t.touch()
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.seq++

@@ -41,8 +41,6 @@ type sending struct {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	w := t.w
-	w.touch()
-	defer w.touch()
 	var body []byte
 	var err error
 	if req.Body != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -35,8 +36,10 @@ type world struct {
 
 	ns       string // the charges' namespace, the same on every instance
 	faultsOn atomic.Bool
-	lastAct  atomic.Int64 // real time of the last transport or store activity
+	fam      *family      // the seed's goroutines, for the waits of pauses (goroutines.go)
 	redis    redisArm     // the Redis store's lost reply, when armed
+	crash    *crashStore  // the store, in a world of a crash model (crashstore.go)
+	storeOff atomic.Int64 // the crash model's clock offset from true time, in ns
 	bg       sync.WaitGroup
 
 	mu             sync.Mutex
@@ -55,7 +58,13 @@ type world struct {
 	resumed        map[string]bool      // intent -> charged again in the quiet phase
 	resumeMismatch map[string]bool      // intent -> its last resume was refused as other parameters
 	kills          int
-	abandoned      []*call // calls whose callers left while their flights ran
+	storeCrashes   int
+	lastCrash      time.Time                          // true time of the last store crash
+	lostWrites     map[string][]string                // intent -> the acknowledged writes store crashes lost
+	toldFailed     []failedTell                       // every "failed" a caller was told, for the whole story
+	sentBy         map[string]map[string]map[int]bool // intent -> key -> the attempts that sent it
+	abandoned      []*call                            // calls whose callers left while their flights ran
+	late           []lateWrite                        // writes on their way to the store, after their writers gave up
 }
 
 type callErr struct{ intent, text string }
@@ -101,6 +110,25 @@ func (h *storeHandle) enter() (idempay.KeyStore, func(), error) {
 	return h.s, h.mu.RUnlock, nil
 }
 
+// shutKilled is shut for a store whose process was killed: the file at
+// path is kept as it was before Close wrote to it (see reopen).
+func (h *storeHandle) shutKilled(path string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.closed = true
+	at, err := os.ReadFile(path)
+	if err != nil {
+		return errors.Join(err, h.close())
+	}
+	if err := h.close(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, at, 0o600)
+}
+
 // shut waits for the calls inside the store to return, then closes it.
 func (h *storeHandle) shut() error {
 	h.mu.Lock()
@@ -118,14 +146,13 @@ func newWorld(seed uint64, opt *options) *world {
 		processed: map[string]time.Time{}, created: map[string]bool{}, claims: map[string]*call{},
 		owners: map[string]*call{}, released: map[string]*call{}, expired: map[string]bool{},
 		staleKeys: map[string]bool{}, listed: map[string]bool{}, resumed: map[string]bool{},
-		resumeMismatch: map[string]bool{}}
+		resumeMismatch: map[string]bool{}, lostWrites: map[string][]string{}, sentBy: map[string]map[string]map[int]bool{}}
 	w.cfg = drawConfig(seed, opt, w.rng)
 	w.clock = newSimClock()
 	if w.realTime() {
 		w.clock = newRealClock()
 	}
 	w.tr = newTracer(w.clock)
-	w.tr.touch = w.touch
 	w.logs = &logSink{}
 	w.or = newOracle(w, opt.checks)
 	w.prov = newProvider(w.cfg.provider, w.d, w.clock)
@@ -196,6 +223,13 @@ func skewList(s []time.Duration) []string {
 }
 
 func (w *world) openStore(ctx context.Context) error {
+	if has(crashModels, w.cfg.store) {
+		w.crash = newCrashStore(w.cfg.store, w.clock.Now, func() time.Duration { return time.Duration(w.storeOff.Load()) })
+		w.mu.Lock()
+		w.store = &storeHandle{s: w.crash, close: func() error { return nil }}
+		w.mu.Unlock()
+		return nil
+	}
 	sc, err := w.storeConfig()
 	if err != nil {
 		return err
@@ -272,10 +306,6 @@ func (w *world) other(inst *instance, pick int) *instance {
 
 // namespace is the store namespace every instance of this world uses.
 func (w *world) namespace() string { return w.ns }
-
-// touch notes transport or store activity, for the pauses that wait until
-// the calls they started have gone quiet.
-func (w *world) touch() { w.lastAct.Store(time.Now().UnixNano()) }
 
 // load reads an intent's record straight from the store, for the oracle.
 func (w *world) load(ctx context.Context, intent string) (recView, bool, error) {
