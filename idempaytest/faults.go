@@ -1,11 +1,13 @@
 package idempaytest
 
-import "github.com/idempay/idempay/internal/refserver"
+import "github.com/idempay/idempay/idempaytest/fakes"
 
 // Fault is a failure the Server injects into one charge request. The
 // values are the constants below; Fault's String method gives their
-// lower-case names ("pre", "mid", ...).
-type Fault = refserver.Fault
+// lower-case names ("pre", "mid", ...). It is the one Fault of every fake
+// (fakes.Fault), so one value scripts the own-API Server and the provider
+// fakes alike.
+type Fault = fakes.Fault
 
 // The faults a Server can inject, in the order of a request's life in
 // which they strike. Pre, Mid and Post all end the same way for the
@@ -15,30 +17,30 @@ type Fault = refserver.Fault
 const (
 	// None lets one request through untouched. In a script it spends one
 	// request without a fault: Fail(id, None, Post) faults the second.
-	None Fault = refserver.NoFault
+	None Fault = fakes.None
 	// Pre closes the connection before the server does anything: nothing
 	// is claimed and nothing is charged. A retry is charged afresh.
-	Pre Fault = refserver.Pre
+	Pre Fault = fakes.Pre
 	// Unavailable answers 503 with Retry-After before the key is claimed.
 	// Nothing is charged.
-	Unavailable Fault = refserver.Unavailable
+	Unavailable Fault = fakes.Unavailable
 	// Mid claims the key and then "crashes": the connection closes with
 	// no charge and the claim is left to expire with the server's lease
 	// (see WithLease). Until then, requests with the key get 409.
-	Mid Fault = refserver.Mid
+	Mid Fault = fakes.Mid
 	// Internal claims the key and fails with a 500 before charging. The
 	// key is released, or the 500 is stored and replayed with
 	// WithStoredServerErrors.
-	Internal Fault = refserver.Internal
+	Internal Fault = fakes.Internal
 	// Post charges, stores the answer, then closes the connection instead
 	// of answering: the lost answer. A retry with the same key gets the
 	// stored answer with the replay header; a retry with a new key would
 	// charge twice, which CheckNoDuplicates reports.
-	Post Fault = refserver.Post
+	Post Fault = fakes.Post
 )
 
 // FaultRates are the probabilities, per charge request, of each random
 // fault: fields Pre, Unavailable, Mid, Internal and Post, each in [0, 1],
 // summing to at most 1; the rest is the chance of no fault. Scripted
 // faults (Server.Fail, Server.FailNext) take precedence over random ones.
-type FaultRates = refserver.FaultRates
+type FaultRates = fakes.Rates
