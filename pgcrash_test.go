@@ -2,8 +2,10 @@ package idempay_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -108,4 +110,68 @@ func TestFailedSurvivesPostgresCrash(t *testing.T) {
 			require.Equal(t, idempay.StateFailed, rec.State, "the failed %s told to the caller is kept after the crash", op.name)
 		})
 	}
+}
+
+// Rule: the writes this round added to a successful charge (the caller
+// key's owner, the charge's facts in the intent's ledger, the attempt
+// journal) are durable before the charge is answered, so a crash of the
+// store's server right after it keeps them all, even when the charge's own
+// succeeded close (asynchronous by the durability table) is lost: the key
+// stays its intent's, the ledger still knows the charge for a refund weeks
+// later, the journal still shows what was sent, and the resumed charge is
+// answered by the provider's replay, charged once.
+func TestChargeWritesSurvivePostgresCrash(t *testing.T) {
+	pg := newCrashPostgres(t)
+	ctx := context.Background()
+	table := "charge_writes"
+	store := pg.store(table)
+	s := startOps(t, store, refserver.Config{})
+	// A short lease: the one the crash leaves behind must run out before
+	// the resumed charge may take the record.
+	journal := func(cfg *idempay.Config) { cfg.Journal, cfg.Lease = true, time.Second }
+	c := opsClient(t, s, store, journal)
+	req := order("o-keyed")
+	req.Key = "caller-key-shared-1"
+	pg.pg.FreezeWALWriter() // a power cut from here: only what was flushed survives
+	_, err := c.Charge(ctx, req)
+	require.NoError(t, err)
+	require.NoError(t, c.Close(ctx))
+
+	store = pg.crash(store, table)
+	_, err = store.Load(ctx, "ownapi:default/key", req.Key)
+	require.NoError(t, err, "the key's owner record is kept after the crash")
+	c = opsClient(t, s, store, journal)
+
+	led, err := c.Ledger(ctx, "o-keyed")
+	require.NoError(t, err)
+	require.Equal(t, int64(1500), led.Amount, "the ledger keeps the charge after the crash")
+	require.NotEmpty(t, led.ChargeID)
+
+	entries := 0
+	for e, err := range c.Journal(ctx, time.Time{}) {
+		require.NoError(t, err)
+		if e.ID == "o-keyed" && e.Sent {
+			entries++
+		}
+	}
+	require.Positive(t, entries, "the journal keeps the request sent before the crash")
+
+	other := order("o-other")
+	other.Key = req.Key
+	_, err = c.Charge(ctx, other)
+	require.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err), "another intent may not take the key after the crash: %v", err)
+	var ve *idempay.ValidationError
+	require.ErrorAs(t, err, &ve)
+
+	// The lease the crashed flight held stays until it runs out (one
+	// lease); the deadline is a bound on liveness, not part of the verdict.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		_, err = c.Charge(ctx, req)
+		if !errors.Is(err, idempay.ErrInProgress) || time.Now().After(deadline) {
+			break
+		}
+	}
+	require.NoError(t, err, "the resumed charge is answered")
+	require.Equal(t, 1, s.Ledger().Count("o-keyed"), "charged once")
+	require.Zero(t, s.Ledger().Count("o-other"), "nothing sent for the other intent")
 }
