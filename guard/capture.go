@@ -12,19 +12,19 @@ import (
 // took it: a client gone, a TimeoutHandler outside), up to a limit, for the
 // store.
 //
-// A response the guard will stand by (one it stores for replay: hold says
-// so from its status, or one of a request marked unsettled) is held: nothing
-// reaches the client until the guard has written the record's final state
-// durably (the response, or the lock), so that no client sees an answer
-// whose retry could find the key free and run the handler again. Other
-// responses (a 5xx, a 4xx not marked final) go through as they are
-// written: their key is released either way.
+// A response the guard may stand by (hold says so from its status: one it
+// may store for replay, or one of a request marked unsettled) is held:
+// nothing reaches the client until the guard has written the record's
+// final state durably (the response, or the lock), so that no client sees
+// an answer whose retry could find the key free and run the handler again.
+// Other responses (a 5xx) go through as they are written: their key is
+// released either way.
 //
 // A held response that the handler flushes, or whose body outgrows the
-// limit, streams from then on if pin locks the key first (durably, as an
-// unsettled request's lock: a retry is refused until the close replaces
-// it); if pin cannot, it stays held. An unsettled request's response is
-// never pinned: it waits for its lock.
+// limit, streams from then on if pin says it may: for an answer to store,
+// once the key is locked (durably, as an unsettled request's lock: a retry
+// is refused until the close replaces it). Otherwise it stays held; an
+// unsettled request's response always waits for its lock.
 //
 // It supports http.Flusher and, through http.ResponseController, write and
 // read deadlines. It does not support Hijack, on purpose: bytes written to
@@ -34,7 +34,7 @@ type capture struct {
 	w        http.ResponseWriter
 	limit    int
 	hold     func(status int) bool // asked when the status is written: hold the response?
-	pin      func() bool           // lock the key so that a held response may stream
+	pin      func(status int) bool // may a held response stream? (it locks the key if need be)
 	status   int
 	header   http.Header // snapshot when the status was written
 	body     []byte
@@ -42,12 +42,11 @@ type capture struct {
 	holding  bool // nothing sent yet: the status and body wait in here
 	held     []byte
 	pinTried bool // pin was asked (once: a store that refused it is not asked again)
-	pinned   bool // the key was locked before the response streamed
 	// headerSent: the status went to the client's writer.
 	headerSent bool
 }
 
-func newCapture(w http.ResponseWriter, limit int, hold func(int) bool, pin func() bool) *capture {
+func newCapture(w http.ResponseWriter, limit int, hold, pin func(status int) bool) *capture {
 	return &capture{w: w, limit: limit, hold: hold, pin: pin}
 }
 
@@ -166,10 +165,9 @@ func (c *capture) stream() bool {
 		return false
 	}
 	c.pinTried = true
-	if !c.pin() {
+	if !c.pin(c.status) {
 		return false
 	}
-	c.pinned = true
 	c.send()
 	return true
 }

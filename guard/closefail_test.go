@@ -213,3 +213,64 @@ func TestFlushedFinalAnswerIsReplayed(t *testing.T) {
 		}
 	})
 }
+
+// Rule (CK-3): a 4xx marked final only after its status was written is
+// held too: if its close cannot be written, the client gets 503 "retry
+// with the same key", never the 402 the guard could not stand by.
+func TestLateMarkFinalAnswerIsHeld(t *testing.T) {
+	w := newLockWorld(t)
+	w.store.set(func(s *faultStore) {
+		s.failResolve = func(res idempay.Resolution) bool {
+			if isResponseClose(res) {
+				w.clock.Add(idempay.MinLease) // the guard gives up at once
+				return true
+			}
+			return false
+		}
+	})
+	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.WriteHeader(http.StatusPaymentRequired)
+		guard.MarkFinal(r.Context())
+		rw.Write([]byte("declined"))
+	})
+	r := serve(w.g.Wrap(h), post("x"))
+	if r.Code != http.StatusServiceUnavailable || problemCode(t, r) != guard.CodeStoreDown {
+		t.Fatalf("answer %d %q; want 503 %s in place of the 402 not recorded", r.Code, r.Body, guard.CodeStoreDown)
+	}
+}
+
+// Rule (CK-3): an answer that outgrows WithMaxResponse streams once the
+// key is locked; if its close (the not_stored marker) then fails for
+// good, the retry is refused, not run again.
+func TestOversizedAnswerStreamsLocked(t *testing.T) {
+	w := newLockWorld(t)
+	g := newGuard(t, w.store, guard.WithClock(w.clock.Now), guard.WithLease(idempay.MinLease), guard.WithMaxResponse(8))
+	w.store.set(func(s *faultStore) {
+		s.failResolve = func(res idempay.Resolution) bool {
+			if isResponseClose(res) {
+				w.clock.Add(idempay.MinLease)
+				return true
+			}
+			return false
+		}
+	})
+	runs := 0
+	var sentEarly bool
+	rec := httptest.NewRecorder()
+	h := http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		runs++
+		rw.WriteHeader(http.StatusCreated)
+		rw.Write([]byte("0123456789abcdef")) // over the limit of 8
+		sentEarly = rec.Body.Len() > 0
+	})
+	g.Wrap(h).ServeHTTP(rec, post("x"))
+	if !sentEarly || rec.Code != http.StatusCreated {
+		t.Fatalf("first: %d, streamed before the handler ended: %v", rec.Code, sentEarly)
+	}
+	w.clock.Add(time.Hour)
+	w.store.set(func(s *faultStore) { s.failResolve = nil })
+	r := serve(g.Wrap(h), post("x"))
+	if runs != 1 || r.Code != http.StatusConflict || problemCode(t, r) != guard.CodeKeyUnsettled {
+		t.Fatalf("retry after the lease: %d %s after %d runs; want 409 %s", r.Code, r.Body, runs, guard.CodeKeyUnsettled)
+	}
+}

@@ -20,8 +20,20 @@ func (g *Guard) run(w http.ResponseWriter, r *http.Request, next http.Handler, c
 	stop := context.AfterFunc(claim.Context(), func() { cancel(context.Cause(claim.Context())) })
 	defer stop()
 	req := fromContext(ctx)
-	hold := func(status int) bool { return req.unsettled.Load() || storable(status, req.final.Load()) }
-	pin := func() bool { return !req.unsettled.Load() && g.pin(r.Context(), claim, req, r) == nil }
+	// Held: every answer below 500 (it may be stored: a 2xx, or a 4xx whose
+	// MarkFinal comes late) and every answer of an unsettled request.
+	hold := func(status int) bool { return req.unsettled.Load() || status < 500 }
+	locked := false // pin wrote the lock before the answer streamed
+	pin := func(status int) bool {
+		switch {
+		case req.unsettled.Load():
+			return false // it waits for its lock
+		case !storable(status, req.final.Load()):
+			return true // released at the end: nothing to stand by
+		}
+		locked = g.pin(r.Context(), claim, req, r) == nil
+		return locked
+	}
 	cw := newCapture(w, g.cfg.maxResponse, hold, pin)
 	returned := false
 	defer func() {
@@ -32,7 +44,7 @@ func (g *Guard) run(w http.ResponseWriter, r *http.Request, next http.Handler, c
 	}()
 	next.ServeHTTP(cw, r.WithContext(ctx))
 	returned = true
-	ev.Outcome = g.record(r.Context(), claim, req, r, cw)
+	ev.Outcome = g.record(r.Context(), claim, req, r, cw, locked)
 	ev.Status, _ = cw.result()
 	g.answerHeld(w, cw, ev)
 }
@@ -56,8 +68,9 @@ func (g *Guard) answerHeld(w http.ResponseWriter, cw *capture, ev *Event) {
 }
 
 // record closes the claim with the response if it is one to store, and
-// gives the key back otherwise.
-func (g *Guard) record(ctx context.Context, claim *idempay.Claim, req *request, r *http.Request, cw *capture) Outcome {
+// gives the key back otherwise. locked: the key was locked before the
+// answer streamed, and stays so if the close fails.
+func (g *Guard) record(ctx context.Context, claim *idempay.Claim, req *request, r *http.Request, cw *capture, locked bool) Outcome {
 	status, header := cw.result()
 	if !storable(status, req.final.Load()) {
 		return g.giveBack(ctx, claim, req, r)
@@ -77,7 +90,7 @@ func (g *Guard) record(ctx context.Context, claim *idempay.Claim, req *request, 
 	switch {
 	case err == nil:
 		return o
-	case cw.pinned:
+	case locked:
 		g.warn(ctx, "guard: streamed response not recorded; the key stays locked as unsettled until Settle", claim.Record().IntentID, err)
 		return Unsettled
 	}
