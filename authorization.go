@@ -60,3 +60,23 @@ func (c *Client) authorisationLedger(ctx context.Context, intentID string) (ledg
 	}
 	return doc, c.reconcile(ctx, &doc)
 }
+
+// refusalCause is the cause chain of a charge the provider refused, as a
+// lookup found it or the record keeps it. An authorisation this client
+// cancelled reads "refused" at the provider (Stripe: a canceled
+// PaymentIntent; Omise: a reversed charge) though nothing was declined: the
+// hold was released and no money moved. Such a refusal answers
+// ErrCanceled, as answerCharge does while the record holds the
+// authorisation; the intent's ledger, which entered the cancel before its
+// first byte and its success before its record closed, tells them apart.
+func (c *Client) refusalCause(ctx context.Context, op operation, intentID string, k Kind, apiErr *APIError) error {
+	sentinel := failedSentinel(k)
+	if _, charge := op.(chargeOp); charge && k == KindDeclined {
+		if doc, err := c.authorisationLedger(ctx, intentID); err == nil && doc.Charge != nil {
+			if _, ok := doc.first(OpCancel, succeeded); ok {
+				sentinel = ErrCanceled
+			}
+		}
+	}
+	return joinCause(sentinel, apiErr, nil)
+}
