@@ -67,15 +67,16 @@ func (c *Client) authorisationLedger(ctx context.Context, intentID string) (ledg
 // PaymentIntent; Omise: a reversed charge) though nothing was declined: the
 // hold was released and no money moved. Such a refusal answers
 // ErrCanceled, as answerCharge does while the record holds the
-// authorisation; the intent's ledger, which entered the cancel before its
-// first byte and its success before its record closed, tells them apart.
-func (c *Client) refusalCause(ctx context.Context, op operation, intentID string, k Kind, apiErr *APIError) error {
+// authorisation. The intent's ledger tells them apart: it holds the
+// authorisation under rec's key and the cancel's success.
+func (c *Client) refusalCause(ctx context.Context, op operation, rec Record, k Kind, apiErr *APIError) error {
 	sentinel := failedSentinel(k)
 	if _, charge := op.(chargeOp); charge && k == KindDeclined {
-		if doc, err := c.authorisationLedger(ctx, intentID); err == nil && doc.Charge != nil {
-			if _, ok := doc.first(OpCancel, succeeded); ok {
-				sentinel = ErrCanceled
-			}
+		doc, err := c.authorisationLedger(ctx, rec.IntentID)
+		auth := err == nil && doc.Charge != nil && doc.Charge.Authorized &&
+			(doc.Charge.Key == "" || doc.Charge.Key == rec.Key)
+		if _, ok := doc.first(OpCancel, succeeded); auth && ok {
+			sentinel = ErrCanceled
 		}
 	}
 	return joinCause(sentinel, apiErr, nil)

@@ -137,7 +137,7 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 				Err: fmt.Errorf("%w: decline not recorded: %w", ErrStore, err)} // see conclude
 		}
 		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
-			Err: c.refusalCause(ctx, op, rec.IntentID, v.Kind, v.Err)}
+			Err: c.refusalCause(ctx, op, rec, v.Kind, v.Err)}
 	}
 	if claim != nil {
 		c.release(ctx, claim)
