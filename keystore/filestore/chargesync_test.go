@@ -49,3 +49,56 @@ func TestLoneChargeCostsOneCommit(t *testing.T) {
 		}
 	}
 }
+
+// TestKilledBeforeTheTailSyncsResumes: a process killed after a charge was
+// answered but before its unsynced tail (the ledger's facts, the close)
+// reached a commit loses the tail whole, never the facts alone: the record
+// is open again, and the resumed charge is answered by the provider's
+// replay, charged once, with the facts in the ledger.
+func TestKilledBeforeTheTailSyncsResumes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.db")
+	s, err := Open(path, WithSweepInterval(0), WithMaxBatchDelay(time.Hour), WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, stop := refserver.Start(refserver.Config{})
+	defer stop()
+	client := func(s *Store) *idempay.Client {
+		c, err := idempay.New(idempay.Config{BaseURL: url, Store: s, HTTPClient: &http.Client{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	req := idempay.ChargeRequest{IntentID: "killed", Amount: 1500, Currency: "JPY", Source: "tokn_killed"}
+	if _, err := client(s).Charge(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	kill(s)
+	if s, err = Open(path, WithSweepInterval(0), WithLogger(nil)); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec, err := s.Load(context.Background(), "ownapi:default", "killed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	led, lerr := s.Load(context.Background(), "ownapi:default/ledger", "killed")
+	if rec.State.Closed() && lerr != nil {
+		t.Fatalf("the close survived the kill without the ledger's facts: %v", lerr)
+	}
+	if rec.State != idempay.StateOpen || lerr == nil && led.Result != nil {
+		t.Fatalf("record %s, ledger %q; want the unsynced tail lost whole (the batch delay never ran)", rec.State, led.Result)
+	}
+	c := client(s)
+	// The killed flight's lease is voided at Open: the resume may send.
+	if _, err := c.Charge(context.Background(), req); err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	if n := srv.Ledger().Count("killed"); n != 1 {
+		t.Fatalf("charged %d times; want once", n)
+	}
+	if l, err := c.Ledger(context.Background(), "killed"); err != nil || l.Amount != 1500 {
+		t.Fatalf("ledger after the resume: %+v, %v", l, err)
+	}
+}
