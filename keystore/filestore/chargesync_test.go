@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -100,5 +101,39 @@ func TestKilledBeforeTheTailSyncsResumes(t *testing.T) {
 	}
 	if l, err := c.Ledger(context.Background(), "killed"); err != nil || l.Amount != 1500 {
 		t.Fatalf("ledger after the resume: %+v, %v", l, err)
+	}
+}
+
+// TestAbsentKeyReadOnce: a charge asks the store for its intent's ledger
+// three times before it writes it (is the intent charged before, does the
+// ledger hold the facts, claim it); a key found absent from the file must
+// not cost a read of the file each time, and must be found once written,
+// checkpointed or not.
+func TestAbsentKeyReadOnce(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "keys.db"), WithSweepInterval(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if _, err := s.Load(ctx, "n/ledger", "a"); !errors.Is(err, idempay.ErrNotFound) {
+		t.Fatalf("Load = %v; want ErrNotFound", err)
+	}
+	before := s.db.Stats().TxN
+	if _, err := s.Load(ctx, "n/ledger", "a"); !errors.Is(err, idempay.ErrNotFound) {
+		t.Fatalf("Load = %v; want ErrNotFound", err)
+	}
+	if n := s.db.Stats().TxN - before; n != 0 {
+		t.Errorf("a key found absent was read from the file again (%d read transactions)", n)
+	}
+	r := idempay.ReserveRequest{Namespace: "n/ledger", IntentID: "a", Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
+	if res, err := s.Reserve(ctx, r); err != nil || !res.Created {
+		t.Fatalf("Reserve = %+v, %v; want the record created", res, err)
+	}
+	if err := s.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load(ctx, "n/ledger", "a"); err != nil {
+		t.Fatalf("Load after the write was checkpointed: %v", err)
 	}
 }
