@@ -262,7 +262,8 @@ type ReserveRequest struct {
 	Lease       time.Duration // how long the lease lasts from the store's now; positive
 	// Unsent says that no key of this record is ever sent, and that its
 	// writes matter only with a later write of the same caller (the
-	// ledger's charge facts, before the charge's close). A store that
+	// ledger's charge facts, before the charge's close; a caller key's
+	// owner, before the reservation it is sent under). A store that
 	// keeps its writes in order (WriteOrderKeeper) may then answer before
 	// the insert or claim is durable: a crash can lose it only together
 	// with that later write. Other stores ignore it.

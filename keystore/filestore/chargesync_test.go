@@ -137,3 +137,44 @@ func TestAbsentKeyReadOnce(t *testing.T) {
 		t.Fatalf("Load after the write was checkpointed: %v", err)
 	}
 }
+
+// TestKeyedChargeCostsOneCommit: a charge with the caller's own key also
+// writes the key's owner before its reservation. On this store that write
+// needs no sync of its own: the key is sent only under a reservation,
+// which is synced after it and so carries it. A kill right after the charge
+// keeps the key's owner.
+func TestKeyedChargeCostsOneCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.db")
+	s, err := Open(path, WithSweepInterval(0), WithMaxBatchDelay(time.Hour), WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, url, stop := refserver.Start(refserver.Config{})
+	defer stop()
+	c, err := idempay.New(idempay.Config{BaseURL: url, Store: s, HTTPClient: &http.Client{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const charges = 20
+	before := s.w.commits.Load()
+	for i := range charges {
+		_, err := c.Charge(context.Background(), idempay.ChargeRequest{IntentID: fmt.Sprintf("keyed-%d", i),
+			Amount: 1500, Currency: "JPY", Source: "tokn_keyed", Key: fmt.Sprintf("caller-key-%d", i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.w.commits.Load() - before; n > charges {
+		t.Errorf("%d keyed charges made %d synced commits; want at most one each", charges, n)
+	}
+	kill(s)
+	if s, err = Open(path, WithSweepInterval(0), WithLogger(nil)); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range charges {
+		if _, err := s.Load(context.Background(), "ownapi:default/key", fmt.Sprintf("caller-key-%d", i)); err != nil {
+			t.Errorf("the owner of caller-key-%d after a kill: %v", i, err)
+		}
+	}
+}
