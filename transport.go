@@ -97,11 +97,12 @@ func hideKeysFromResend(r *http.Request) {
 // written, and counts the requests that went out. held, when set, is asked
 // before each request leaves: the flight's lease must still be held.
 type wireProbe struct {
-	sent   *atomic.Int32
-	wrote  atomic.Bool
-	held   func() bool
-	budget flightBudget // this flight's account with the client's retry budget
-	notes  wireNotes    // each request as it left, for the journal
+	attempt int // the record's attempt the request is built for (AttemptOf)
+	sent    *atomic.Int32
+	wrote   atomic.Bool
+	held    func() bool
+	budget  flightBudget // this flight's account with the client's retry budget
+	notes   wireNotes    // each request as it left, for the journal
 }
 
 type probeKey struct{}

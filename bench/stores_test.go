@@ -229,7 +229,12 @@ func goredisWrite(b *testing.B) benchCharge {
 	c := redisClient(b)
 	prefix := redisPrefix(b, c)
 	ctx := context.Background()
-	aof := c.ConfigGet(ctx, "appendonly").Val()["appendonly"] == "yes"
+	// As the store decides (keystore/redis Durability): WAITAOF after a
+	// durable write when the server has it (7.2 on) and the AOF is on; an
+	// older server with appendfsync always has the write on disk before
+	// it answers.
+	info, _ := c.Do(ctx, "COMMAND", "INFO", "WAITAOF").Slice()
+	aof := c.ConfigGet(ctx, "appendonly").Val()["appendonly"] == "yes" && len(info) == 1 && info[0] != nil
 	for _, s := range []*goredis.Script{directReserve, directResolve} {
 		if err := s.Load(ctx, c).Err(); err != nil {
 			b.Fatal(err)
