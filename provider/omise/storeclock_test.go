@@ -27,15 +27,15 @@ func TestStoreClockAheadAtReservationNeverFails(t *testing.T) {
 	ahead.Store(int64(22 * time.Minute))
 	storeClock := func() time.Time { return clock.Now().Add(time.Duration(ahead.Load())) }
 	store := memstore.New(memstore.WithClock(storeClock))
-	srv, base := startFake(t, store, []omisetest.Option{omisetest.WithSettings(fakes.Settings{Clock: clock.Now})})
+	srv, base := startFake(t, store, []omisetest.Option{omisetest.WithListDelay(time.Hour), omisetest.WithSettings(fakes.Settings{Clock: clock.Now})})
 	onClock := func(cfg *idempay.Config) { cfg.Clock = clock.Now }
 	first := newClient(t, base, store, onClock)
-	srv.Fail("fast", fakes.Post) // charged, answer lost
+	srv.Fail("fast", fakes.Post) // charged, answer lost, and not listed for an hour
 	ctx := context.Background()
 	_, err := first.Charge(ctx, thb("fast", "tokn_test_visa"))
 	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
 
-	ahead.Store(0) // NTP sets the store's clock right
+	ahead.Store(0)                // NTP sets the store's clock right
 	clock.Advance(24 * time.Hour) // past the 23-hour retention on either clock
 	for _, c := range []*idempay.Client{first, newClient(t, base, store, onClock)} {
 		ch, err := c.Charge(ctx, thb("fast", "tokn_test_visa"))
