@@ -43,6 +43,7 @@ var knownOpen = []struct {
 	{"issue16_also_store_clock_ahead_at_reservation", "16 (also likely)", 889, modelPG, false, checkFailedCharged, "", false, true},
 	{"issue16_also_store_clock_ahead_at_reservation_2", "16 (also likely)", 1162, modelPG, false, checkFailedCharged, "", false, true},
 	{"issue16_also_store_clock_set_back_before_a_restart", "16 (also likely)", 880, modelPG, false, checkStaleKey, "", false, true},
+	{"issue16_also_store_clock_set_back_stretches_a_lease", "16 (also likely)", 1694, modelPG, false, checkStaleLease, "", false, true},
 	{"issue17_1_refund_after_the_charge_record_expired", "17#1", 33, "", false, checkRefusedPaid, "all," + checkRefusedPaid, false, true},
 }
 

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"time"
 )
 
 // The checks. Each is named in every violation it reports, and can be
@@ -181,7 +180,7 @@ func (o *oracle) staleLease(c *call) {
 	// Judged when the store gave its answer: a pause after it makes the
 	// answer stale, not false.
 	age := c.reservedAt().Sub(w.clock.origin) - hs.ended
-	bound := staleBound + max(-time.Duration(w.storeOff.Load()), 0) // a store clock set back lengthens every lease
+	bound := staleBound + w.leaseStretch() // a store clock set back lengthens every lease
 	if (hs.zombie || hs.grace) && age <= bound {
 		return
 	}

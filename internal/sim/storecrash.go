@@ -142,7 +142,18 @@ func (w *world) stepStoreClock(why string) {
 		d = -d
 	}
 	off := time.Duration(w.storeOff.Add(int64(d)))
+	if int64(off) > w.offMax.Load() { // stepped by the step loop alone
+		w.offMax.Store(int64(off))
+	}
 	w.tr.add("", "world", "STORE CLOCK steps %s (%s): the store's clock is now %s off true time", fmtSigned(d), why, fmtSigned(off))
+}
+
+// leaseStretch is the most a store clock set back can have lengthened, in
+// true time, a lease granted earlier in the seed: by how far the clock has
+// fallen since it read furthest ahead (a lease stamped at +1m24s and
+// judged at -19s runs 1m43s longer than it says).
+func (w *world) leaseStretch() time.Duration {
+	return max(time.Duration(w.offMax.Load()-w.storeOff.Load()), 0)
 }
 
 func fmtSigned(d time.Duration) string {

@@ -40,6 +40,7 @@ type world struct {
 	redis    redisArm     // the Redis store's lost reply, when armed
 	crash    *crashStore  // the store, in a world of a crash model (crashstore.go)
 	storeOff atomic.Int64 // the crash model's clock offset from true time, in ns
+	offMax   atomic.Int64 // the most storeOff has been in the seed (from 0), in ns
 	bg       sync.WaitGroup
 
 	mu             sync.Mutex
