@@ -83,7 +83,7 @@ func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, 
 	}
 	cause := fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
 	if !known {
-		cause = fmt.Errorf("%w: reserved %s, and the store's clock has stepped back since: the key's age is unknown",
+		cause = fmt.Errorf("%w: reserved %s; the key's age is unknown (the store's clock stepped back since, or what is known of it could not be read)",
 			ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
 	}
 	// Not found proves nothing was charged only for a key past retention,

@@ -2,6 +2,8 @@ package idempay_test
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -44,4 +46,34 @@ func TestStoreClockStepBackSeenByOneClientHoldsForEveryClient(t *testing.T) {
 	assert.ErrorIs(t, err, idempay.ErrKeyExpired)
 	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
 	assert.Equal(t, sent, s.hits.Load(), "no resend of a key whose age the stepped clock cannot tell")
+}
+
+// factsUnreadable is a store that cannot list its clock facts.
+type factsUnreadable struct{ idempay.KeyStore }
+
+func (s factsUnreadable) ListOpen(ctx context.Context, ns string, after idempay.Cursor, limit int) ([]idempay.Record, error) {
+	if strings.HasSuffix(ns, "/clock") {
+		return nil, errors.New("listing refused")
+	}
+	return s.KeyStore.ListOpen(ctx, ns, after, limit)
+}
+
+// Rule: a key whose age the fleet's clock facts cannot vouch for (the
+// store cannot list them) is never resent: its outcome stays unknown.
+func TestStoreClockFactsUnreadableNeverResends(t *testing.T) {
+	var storeNow atomic.Int64
+	storeNow.Store(time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC).UnixNano())
+	clock := func() time.Time { return time.Unix(0, storeNow.Load()) }
+	mem := memstore.New(memstore.WithClock(clock))
+	s := newStub(t, mem, drop, drop, drop, drop, drop)
+	onClock := func(cfg *idempay.Config) { cfg.Clock = clock }
+	_, err := newClient(t, s.server.URL, mem, onClock).Charge(context.Background(), order("o"))
+	require.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
+
+	storeNow.Add(int64(time.Hour))
+	sent := s.hits.Load()
+	_, err = newClient(t, s.server.URL, factsUnreadable{mem}, onClock).Charge(context.Background(), order("o"))
+	assert.ErrorIs(t, err, idempay.ErrKeyExpired)
+	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+	assert.Equal(t, sent, s.hits.Load(), "no resend on an age nobody can vouch for")
 }
