@@ -164,6 +164,7 @@ func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Re
 	}
 	v, cause := f.run()
 	c.writeJournal(ctx, f)
+	c.keepStoreClock(ctx, rec) // a step a renewal saw, for the fleet
 	return c.conclude(ctx, f, v, cause)
 }
 

@@ -169,6 +169,16 @@ func (c *Client) saveStoreClock(ctx context.Context) error {
 	return nil
 }
 
+// keepStoreClock is saveStoreClock after a flight, for what its renewals
+// saw: nothing waits on it, so a failure is only logged (the next
+// reservation tries again before it sends).
+func (c *Client) keepStoreClock(ctx context.Context, rec Record) {
+	if err := c.saveStoreClock(ctx); err != nil {
+		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: could not keep what was seen of the store's clock",
+			slog.String("intent", rec.IntentID), slog.String("error", err.Error()))
+	}
+}
+
 // storeClockFacts reads the fleet's clock facts, with this Client's own.
 func (c *Client) storeClockFacts(ctx context.Context) (clockFacts, error) {
 	var stored clockFacts
