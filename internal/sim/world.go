@@ -40,7 +40,6 @@ type world struct {
 	redis    redisArm     // the Redis store's lost reply, when armed
 	crash    *crashStore  // the store, in a world of a crash model (crashstore.go)
 	storeOff atomic.Int64 // the crash model's clock offset from true time, in ns
-	offMax   atomic.Int64 // the most storeOff has been in the seed (from 0), in ns
 	bg       sync.WaitGroup
 
 	mu             sync.Mutex
@@ -62,6 +61,7 @@ type world struct {
 	storeCrashes   int
 	lastCrash      time.Time                          // true time of the last store crash
 	lostWrites     map[string][]string                // intent -> the acknowledged writes store crashes lost
+	setBacks       []setBack                          // the store clock's steps back, oldest first
 	toldFailed     []failedTell                       // every "failed" a caller was told, for the whole story
 	sentBy         map[string]map[string]map[int]bool // intent -> key -> the attempts that sent it
 	abandoned      []*call                            // calls whose callers left while their flights ran
