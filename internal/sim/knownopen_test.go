@@ -57,11 +57,11 @@ var knownOpen = []struct {
 	{"issue16_lease_lengthened_by_a_store_clock_set_back_2", "16 (crash models)", 1719, crashStores, false, checkStaleLease, "", false, true},
 	{"issue16_2c2p_inquiry_is_no_send", "16 (fresh seeds)", 300126, "", false, checkLeaseAtSend, "", false, true},
 	{"issue16_cancelled_authorisation_moved_no_money", "16 (fresh seeds)", 301227, "", false, checkFalseFailed, "", false, true},
-	// Open: a refund's key resent past the provider's window after the
-	// store's clock stepped back and every instance restarted (none keeps
-	// the floor of what the store's clock read): 880's class, for refunds.
-	{"issue16_refund_resent_after_a_store_clock_set_back", "16 (store clock)", 400051, crashStores, false, checkOpMoney, "", false, false},
-	{"issue16_refund_resent_after_a_store_clock_set_back_2", "16 (store clock)", 400686, crashStores, false, checkOpMoney, "", false, false},
+	// A refund's key resent past the provider's window after the store's
+	// clock stepped back and every instance restarted: 880's class, for
+	// refunds; the step a Client saw is kept in <ns>/clock now.
+	{"issue16_refund_resent_after_a_store_clock_set_back", "16 (store clock)", 400051, crashStores, false, checkOpMoney, "", false, true},
+	{"issue16_refund_resent_after_a_store_clock_set_back_2", "16 (store clock)", 400686, crashStores, false, checkOpMoney, "", false, true},
 }
 
 // crashStores is the store list the crash models' seeds were found with:
