@@ -62,6 +62,10 @@ var knownOpen = []struct {
 	// refunds; the step a Client saw is kept in <ns>/clock now.
 	{"issue16_refund_resent_after_a_store_clock_set_back", "16 (store clock)", 400051, crashStores, false, checkOpMoney, "", false, true},
 	{"issue16_refund_resent_after_a_store_clock_set_back_2", "16 (store clock)", 400686, crashStores, false, checkOpMoney, "", false, true},
+	// Open: the store's clock set back 2h15m during a power cut, and no
+	// Client reads it until 24 h later, when it reads past every reading
+	// before the step: nothing in the store shows the step.
+	{"issue16_store_clock_set_back_while_nobody_read_it", "16 (store clock)", 401461, crashStores, false, checkStaleKey, "", false, false},
 }
 
 // crashStores is the store list the crash models' seeds were found with:
