@@ -71,6 +71,7 @@ type checkouts struct {
 	fe   map[string]*feState // order -> what its frontend knows
 	sent map[string]bool     // every key a BFF's charge sent or was answered with
 	late bool                // a late Reserve answer's retry is running (latereserve.go)
+	wh   webhooks            // the provider's event deliveries (webhooks.go)
 }
 
 // ckKey is one frontend key: the order and card it pays, and the answers
@@ -679,6 +680,7 @@ func (w *world) checkoutStory(ctx context.Context) {
 	}
 	for i := range w.cfg.steps {
 		w.checkoutStep(ctx, i)
+		w.webhookStep(i)
 		w.settleStep()
 	}
 	w.quiet(ctx)
