@@ -43,6 +43,7 @@ var knownOpen = []struct {
 	{"issue17_1_refund_after_the_charge_record_expired", "17#1", 33, "", false, checkRefusedPaid, "all," + checkRefusedPaid, false, true},
 	{"issue16_3_guard_late_reserve_handler_ran", "16#3", 28, "", false, checkLapsedRun, "", true, true},
 	{"issue16_3_deduper_late_reserve_handler_twice", "16#3", 5, "", false, checkWebhookTwice, "", true, true},
+	{"issue16_4_fast_file_store_start_shortens_retention", "16#4", 276, storeFileHost, false, checkExpiredEarly, "", false, true},
 }
 
 // TestKnownOpen runs the knownOpen seeds. By default (CI) it runs the fixed
