@@ -137,7 +137,13 @@ func (w *world) webhookRuns(r *whReq, who string) {
 	by, done := wh.handled[r.event]
 	wh.mu.Unlock()
 	if done {
-		w.or.report(checkWebhookTwice, r.o.id, hintLateReserve, "%s: the handler runs again for %s, which delivery %s handled and recorded",
+		hint := hintLateReserve
+		w.mu.Lock()
+		if len(w.lostWrites[r.event]) > 0 {
+			hint = hintStoreLoss // a store crash took the record of the event
+		}
+		w.mu.Unlock()
+		w.or.report(checkWebhookTwice, r.o.id, hint, "%s: the handler runs again for %s, which delivery %s handled and recorded",
 			who, r.event, by)
 	}
 }
