@@ -2,7 +2,6 @@ package idempay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -18,7 +17,7 @@ func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) 
 	if ch.State != StateSucceeded || !ch.Authorized {
 		return answerPending(ch)
 	}
-	doc, err := c.authorisationLedger(ctx, ch.IntentID)
+	doc, err := c.readLedger(ctx, ch.IntentID, ledgerRead{reconciled: true})
 	switch {
 	case err != nil:
 		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeUnknown, Attempts: ch.Attempts,
@@ -42,21 +41,4 @@ func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) 
 func authorised(ch *Charge) (*Charge, error) {
 	ch.State = StatePending
 	return ch, pendingError(ch, ErrAuthorized)
-}
-
-// authorisationLedger reads the intent's ledger, reconciled, if there is
-// one; a document without a charge when no operation was ever entered.
-func (c *Client) authorisationLedger(ctx context.Context, intentID string) (ledgerDoc, error) {
-	rec, err := c.store.Load(ctx, c.ledgerNamespace(), intentID)
-	if errors.Is(err, ErrNotFound) {
-		return ledgerDoc{}, nil
-	}
-	if err != nil {
-		return ledgerDoc{}, err
-	}
-	doc, err := decodeLedger(rec.Result)
-	if err != nil || doc.Charge == nil {
-		return doc, err
-	}
-	return doc, c.reconcile(ctx, &doc)
 }

@@ -40,7 +40,7 @@ func (c *Client) settleForgotten(ctx context.Context, o *moneyOp) (ch *Charge, e
 	if err != nil && !gone {
 		return nil, nil, false
 	}
-	doc, err := c.readLedger(ctx, o.req.IntentID)
+	doc, err := c.readLedger(ctx, o.req.IntentID, ledgerRead{snapshot: true})
 	if err != nil {
 		return nil, nil, false
 	}

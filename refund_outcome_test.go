@@ -162,7 +162,12 @@ type lyingRefunds struct {
 	v idempay.Verdict
 }
 
-func (p lyingRefunds) ReadRefund(*http.Response, []byte) idempay.Verdict { return p.v }
+func (p lyingRefunds) ReadOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict {
+	if t == idempay.OpRefund {
+		return p.v
+	}
+	return p.OwnAPI.ReadOp(t, resp, body)
+}
 
 // Rule: the engine trusts the verdict's kind, not what an adapter fills
 // around it: "succeeded" without the operation is unknown; "pending" is

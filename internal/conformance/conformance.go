@@ -85,7 +85,7 @@ func rules(p idempay.Provider) []rule {
 		}
 		rs = append(rs, rule{fmt.Sprintf("%s request", t), requestRules(c)},
 			rule{fmt.Sprintf("%s hostile answers", t), hostileRules(c)})
-		if c.find != nil {
+		if c.finds {
 			rs = append(rs, rule{fmt.Sprintf("%s lookup without proof", t), findRules(c)})
 		} else if g, ok := p.(idempay.LookupGuard); ok && g.LookupBeforeResend() {
 			rs = append(rs, rule{fmt.Sprintf("%s lookup for a guard", t), func(Subject) error {
@@ -94,14 +94,11 @@ func rules(p idempay.Provider) []rule {
 			}})
 		}
 	}
-	if _, ok := p.(idempay.Refunder); ok {
-		rs = append(rs, rule{"refund through a client", refundFlow})
-	}
-	if _, ok := p.(idempay.Capturer); ok {
-		rs = append(rs, rule{"capture through a client", captureFlow})
-	}
-	if _, ok := p.(idempay.Canceller); ok {
-		rs = append(rs, rule{"cancel through a client", cancelFlow})
+	flows := []func(Subject) error{refundFlow, captureFlow, cancelFlow}
+	for i, t := range []idempay.OpType{idempay.OpRefund, idempay.OpCapture, idempay.OpCancel} {
+		if _, ok := capabilityOf(p, t); ok {
+			rs = append(rs, rule{string(t) + " through a client", flows[i]})
+		}
 	}
 	return rs
 }

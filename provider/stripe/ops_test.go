@@ -314,7 +314,7 @@ func TestRefundStoredFailureNotListedPastRetentionIsFailed(t *testing.T) {
 func findRefund(t *testing.T, srv *stripetest.Server, pi, id, key string) (idempay.Verdict, error) {
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: id, IntentID: "o", ChargeRef: pi, Amount: 1, Currency: "JPY"}
 	rec := idempay.Record{Namespace: ns + "/refund", IntentID: id, Attempt: 1, Key: key}
-	return stripe.Provider{}.FindRefund(context.Background(), &http.Client{}, fakeTarget(t, srv), op, rec)
+	return stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), op, rec)
 }
 
 func tagged(pi, op, namespace, key string) url.Values {
@@ -361,7 +361,7 @@ func TestFindRefundTakesOnlyItsOwn(t *testing.T) {
 	// By the record's reference, a refund tagged otherwise is refused.
 	other := srv.Refunds(pi)[len(srv.Refunds(pi))-1] // the oldest: another attempt's
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: "rf", IntentID: "o", ChargeRef: pi}
-	_, err = stripe.Provider{}.FindRefund(context.Background(), &http.Client{}, fakeTarget(t, srv), op,
+	_, err = stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), op,
 		idempay.Record{Namespace: ns + "/refund", IntentID: "rf", Attempt: 2, Key: "k", ProviderRef: other.ID})
 	require.ErrorIs(t, err, stripe.ErrForeignRefund)
 }
@@ -439,9 +439,9 @@ func findOp(t *testing.T, srv *stripetest.Server, typ idempay.OpType, pi, id str
 	tg.Namespace = namespace
 	p := stripe.Provider{}
 	if typ == idempay.OpCapture {
-		return p.FindCapture(context.Background(), &http.Client{}, tg, op, rec)
+		return p.FindOp(context.Background(), &http.Client{}, tg, op, rec)
 	}
-	return p.FindCancel(context.Background(), &http.Client{}, tg, op, rec)
+	return p.FindOp(context.Background(), &http.Client{}, tg, op, rec)
 }
 
 // What a retrieved PaymentIntent proves of a capture and of a cancel.
@@ -475,9 +475,9 @@ func TestFindCaptureAndCancel(t *testing.T) {
 		o := idempay.OpRequest{Type: typ, ID: "x", IntentID: "o2", ChargeRef: voided}
 		rec := idempay.Record{Namespace: ns + "/" + string(typ), IntentID: "x", Attempt: 1, Key: "k"}
 		if typ == idempay.OpCapture {
-			return stripe.Provider{}.FindCapture(context.Background(), &http.Client{}, fakeTarget(t, srv), o, rec)
+			return stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), o, rec)
 		}
-		return stripe.Provider{}.FindCancel(context.Background(), &http.Client{}, fakeTarget(t, srv), o, rec)
+		return stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), o, rec)
 	}
 	v, err = op(idempay.OpCancel)
 	require.NoError(t, err)
@@ -586,7 +586,7 @@ func TestFindRefundReadsEveryPageBeforeNotFound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg, reads := listServer(t, tc.pages)
-			v, err := stripe.Provider{}.FindRefund(context.Background(), nil, tg, op, rec)
+			v, err := stripe.Provider{}.FindOp(context.Background(), nil, tg, op, rec)
 			assert.Equal(t, tc.kind, v.Kind, "err: %v", err)
 			assert.Equal(t, tc.reads, *reads, "pages read")
 			if tc.kind == idempay.KindUnknown {
