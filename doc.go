@@ -61,7 +61,7 @@
 // "<namespace>/refund", "/capture" or "/cancel") before the first byte,
 // the same retries, one flight per operation per process detached from
 // the caller, the same four outcomes through OutcomeOf, and is settled by
-// lookup where the adapter offers one (RefundFinder, ...).
+// lookup where the adapter offers one (Operator.FindOp).
 //
 // The intent's money is kept in a ledger: one more record per intent
 // ("<namespace>/ledger"), written only under its lease. Before an
@@ -120,8 +120,8 @@
 // [Provider] (Name, Validate, NewChargeRequest, ReadCharge returning a
 // [Verdict]) and, where the provider allows, the optional interfaces found
 // by type assertion: [Finder] (look a charge up), [LookupGuard] (ask before
-// any resend), [SecretFielder], and for operations [Refunder],
-// [RefundFinder], [Capturer], [CaptureFinder], [Canceller], [CancelFinder].
+// any resend), [SecretFielder], and for refunds, captures and cancels
+// [Operator], told each operation's [OpType].
 // A store implements [KeyStore] and proves it with keystore/storetest.Run;
 // [Claim] and [ClaimConfig] are the lease protocol the client, the guard
 // and the webhook Deduper share over any store. ARCHITECTURE.md maps them.

@@ -27,15 +27,13 @@ import (
 //     appends itself).
 //   - SecretFielder: members of the provider's answers that are secrets
 //     (a client secret) and never reach the store, errors or logs.
-//   - Refunder: refund a charge (Client.Refund); RefundFinder: look a
-//     refund up by its refund ID.
-//   - Capturer: capture an authorisation (Client.Capture); CaptureFinder:
-//     look the capture up.
-//   - Canceller: void an authorisation (Client.Cancel); CancelFinder: look
-//     the cancel up.
+//   - Operator: refund a charge, capture or cancel an authorisation
+//     (Client.Refund, Capture, Cancel), and look them up; Operates says
+//     which types it makes and finds.
 //
-// A Client whose provider lacks Refunder, Capturer or Canceller refuses
-// the operation with ErrNotSupported before anything is stored. The one
+// A Client whose provider is no Operator, or one that does not make the
+// operation's type, refuses it with ErrNotSupported before anything is
+// stored. The one
 // rule for every method that reads an answer: never report a definite
 // refusal (KindDeclined, KindInvalid) or KindNotFound when the provider may
 // have done what was asked; say KindUnknown. internal/conformance checks

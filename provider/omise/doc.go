@@ -56,8 +56,8 @@
 //
 // # Refunds, captures and reverses
 //
-// Provider implements idempay.Refunder, Capturer and Canceller and their
-// finders: POST /charges/{id}/refunds (tagged like charges, with the
+// Provider implements idempay.Operator for the three, and looks each up:
+// POST /charges/{id}/refunds (tagged like charges, with the
 // refund ID in metadata[idempay_op]), /capture (capture_amount) and
 // /reverse, lookup-guarded like charges. A refund is found by reading the
 // charge's refunds for its tags, and only two passes without it

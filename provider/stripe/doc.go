@@ -55,8 +55,8 @@
 //
 // # Refunds, captures and cancels
 //
-// Provider implements idempay.Refunder, Capturer and Canceller and their
-// finders (see OPERATIONS.md in this directory for the tables): POST
+// Provider implements idempay.Operator for refunds, captures and cancels,
+// and looks each up (see OPERATIONS.md in this directory for the tables): POST
 // /v1/refunds, POST /v1/payment_intents/{id}/capture and /cancel, each
 // under the operation's key. A refund is tagged as a charge is, with the
 // refund ID in metadata[idempay_op] besides the intent, namespace and

@@ -309,7 +309,7 @@ func TestRefundStoredFailureNotListedPastRetentionIsFailed(t *testing.T) {
 	assert.EqualValues(t, 500, srv.Ledger().Refunded("o"))
 }
 
-// findRefund calls FindRefund on the fake for refund attempt key of
+// findRefund calls FindOp on the fake for refund attempt key of
 // refund ID id of intent o, on PaymentIntent pi.
 func findRefund(t *testing.T, srv *stripetest.Server, pi, id, key string) (idempay.Verdict, error) {
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: id, IntentID: "o", ChargeRef: pi, Amount: 1, Currency: "JPY"}
