@@ -333,7 +333,9 @@ type refundsOnly struct {
 	unset bool
 }
 
-func (refundsOnly) Operates(t idempay.OpType) (makes, finds bool) { return t == idempay.OpRefund, false }
+func (refundsOnly) Operates(t idempay.OpType) (makes, finds bool) {
+	return t == idempay.OpRefund, false
+}
 func (p refundsOnly) ValidateOp(op idempay.OpRequest) error {
 	if p.unset {
 		return fmt.Errorf("%w: refunds are not set up", idempay.ErrNotSupported)
