@@ -20,7 +20,7 @@ func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) 
 	doc, err := c.readLedger(ctx, ch.IntentID, ledgerRead{reconciled: true})
 	switch {
 	case err != nil:
-		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeUnknown, Attempts: ch.Attempts,
+		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeUnknown, Requests: ch.Requests,
 			Err: fmt.Errorf("%w: authorised; whether it was captured is unknown: %w", ErrStore, err)}
 	case doc.Charge == nil:
 		return authorised(ch)
@@ -30,7 +30,7 @@ func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) 
 		return ch, nil
 	}
 	if e, ok := doc.first(OpCancel, succeeded); ok {
-		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeFailed, Attempts: ch.Attempts,
+		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeFailed, Requests: ch.Requests,
 			Err: fmt.Errorf("%w by %q", ErrCanceled, e.OpID)}
 	}
 	return authorised(ch)

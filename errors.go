@@ -132,7 +132,7 @@ type ChargeError struct {
 	IntentID string
 	Key      string
 	Outcome  Outcome
-	Attempts int   // requests that left this process for this call
+	Requests int   // requests that left this process for this call
 	Err      error // the cause: a sentinel above, an *APIError, or a transport error
 }
 
@@ -140,8 +140,8 @@ type ChargeError struct {
 func (e *ChargeError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "idempay: charge %q: outcome %s", e.IntentID, e.Outcome)
-	if e.Attempts > 0 {
-		fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
+	if e.Requests > 0 {
+		fmt.Fprintf(&b, " after %d request(s)", e.Requests)
 	}
 	if e.Err != nil {
 		b.WriteString(": ")

@@ -41,7 +41,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.State, ch.Amount, ch.Currency, ch.Attempts, ch.Replayed)
+	fmt.Println(ch.State, ch.Amount, ch.Currency, ch.Requests, ch.Replayed)
 
 	// Charging the same intent again sends nothing: the store answers.
 	again, _ := client.Charge(context.Background(), req)

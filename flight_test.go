@@ -57,7 +57,7 @@ func TestFlightOutlivesAnImpatientCaller(t *testing.T) {
 	var ce *idempay.ChargeError
 	require.ErrorAs(t, err, &ce)
 	assert.NotEmpty(t, ce.Key, "the intent's key")
-	assert.Equal(t, 1, ce.Attempts, "the requests sent so far")
+	assert.Equal(t, 1, ce.Requests, "the requests sent so far")
 	assert.NotContains(t, err.Error(), "in progress elsewhere")
 
 	close(release)

@@ -381,11 +381,11 @@ type Operation struct {
 	Currency  string `json:"currency"`   // upper-case ISO 4217
 	RequestID string `json:"request_id"` // the provider's request ID, if sent
 
-	// Replayed, ReplayedFrom, Attempts, Attempt and ParamsDiffer mean what
+	// Replayed, ReplayedFrom, Requests, Attempt and ParamsDiffer mean what
 	// they mean on a Charge.
 	Replayed     bool         `json:"replayed"`
 	ReplayedFrom ReplaySource `json:"replayed_from,omitempty"`
-	Attempts     int          `json:"attempts"`
+	Requests     int          `json:"attempts"`
 	Attempt      int          `json:"attempt"`
 	ParamsDiffer bool         `json:"params_differ,omitempty"`
 
@@ -405,7 +405,7 @@ func receiptOf(o *Operation) *Charge {
 func operationOf(t OpType, intentID string, ch *Charge) *Operation {
 	return &Operation{Type: t, OpID: ch.IntentID, IntentID: intentID, Key: ch.Key, ID: ch.ID,
 		Status: ch.Status, State: ch.State, Amount: ch.Amount, Currency: ch.Currency, RequestID: ch.RequestID,
-		Replayed: ch.Replayed, ReplayedFrom: ch.ReplayedFrom, Attempts: ch.Attempts, Attempt: ch.Attempt,
+		Replayed: ch.Replayed, ReplayedFrom: ch.ReplayedFrom, Requests: ch.Requests, Attempt: ch.Attempt,
 		ParamsDiffer: ch.ParamsDiffer, Raw: ch.Raw}
 }
 
@@ -419,7 +419,7 @@ type OpError struct {
 	IntentID string  // the intent acted on
 	Key      string  // the operation's key, once reserved
 	Outcome  Outcome // what is known about the money
-	Attempts int     // requests that left this process for this call
+	Requests int     // requests that left this process for this call
 	Err      error   // the cause: a sentinel, an *AmountError, an *APIError, a transport error
 }
 
@@ -428,8 +428,8 @@ type OpError struct {
 func (e *OpError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "idempay: %s %q of intent %q: outcome %s", e.Type, e.OpID, e.IntentID, e.Outcome)
-	if e.Attempts > 0 {
-		fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
+	if e.Requests > 0 {
+		fmt.Fprintf(&b, " after %d request(s)", e.Requests)
 	}
 	if e.Err != nil {
 		b.WriteString(": ")
@@ -461,7 +461,7 @@ func opError(t OpType, intentID string, err error) error {
 		return err
 	}
 	return &OpError{Type: t, OpID: ce.IntentID, IntentID: intentID, Key: ce.Key, Outcome: ce.Outcome,
-		Attempts: ce.Attempts, Err: ce.Err}
+		Requests: ce.Requests, Err: ce.Err}
 }
 
 // Errors of refunds, captures and cancels, and of charges made with manual

@@ -18,7 +18,7 @@ import (
 // for the key and so speaks for every earlier attempt.
 func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error) (*Charge, error) {
 	fail := func(o Outcome, sentinel error) (*Charge, error) {
-		return nil, &ChargeError{IntentID: f.rec.IntentID, Key: f.rec.Key, Outcome: o, Attempts: f.sent(),
+		return nil, &ChargeError{IntentID: f.rec.IntentID, Key: f.rec.Key, Outcome: o, Requests: f.sent(),
 			Err: joinCause(sentinel, v.Err, cause)}
 	}
 	earlier := f.mayHaveCharged(max(len(f.attempts)-1, 0))
@@ -73,7 +73,7 @@ func (c *Client) settledMeanwhile(ctx context.Context, f *flight) (*Charge, erro
 // answer completes the charge a verdict carries with what this flight knows.
 func (f *flight) answer(v Verdict) *Charge {
 	ch := *v.Charge
-	ch.Attempts = f.sent()
+	ch.Requests = f.sent()
 	ch.Attempt = f.rec.Attempt
 	if f.settled != nil {
 		ch.Replayed, ch.ReplayedFrom = true, ReplayFromLookup
@@ -102,7 +102,7 @@ func answerPending(ch *Charge) (*Charge, error) {
 }
 
 func pendingError(ch *Charge, cause error) error {
-	return &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomePending, Attempts: ch.Attempts, Err: cause}
+	return &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomePending, Requests: ch.Requests, Err: cause}
 }
 
 func failedSentinel(k Kind) error {
@@ -259,7 +259,7 @@ func (c *Client) fromStore(ctx context.Context, op operation, rec Record) (*Char
 	case err == nil && out.Charge != nil && (rec.State == StateSucceeded || rec.State == StatePending):
 		ch := *out.Charge
 		ch.State = rec.State
-		ch.Replayed, ch.ReplayedFrom, ch.Attempts = true, ReplayFromStore, 0
+		ch.Replayed, ch.ReplayedFrom, ch.Requests = true, ReplayFromStore, 0
 		return op.answer(ctx, &ch)
 	}
 	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State),

@@ -59,7 +59,7 @@ func TestUnknownRefundResumesWithItsKey(t *testing.T) {
 	require.Nil(t, op)
 	oe := opErr(t, err, idempay.OutcomeUnknown)
 	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
-	assert.Equal(t, 2, oe.Attempts)
+	assert.Equal(t, 2, oe.Requests)
 	var open []idempay.Record
 	for rec, err := range c.UnresolvedOps(ctx, idempay.OpRefund) {
 		require.NoError(t, err)

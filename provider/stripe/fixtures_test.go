@@ -62,7 +62,7 @@ func TestStripeFixtureDecline(t *testing.T) {
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
 	var ce *idempay.ChargeError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, 1, ce.Attempts)
+	assert.Equal(t, 1, ce.Requests)
 }
 
 // TestStripeFixturesOpenAPI reads every resource of Stripe's OpenAPI

@@ -97,7 +97,7 @@ func TestRefundLostAnswerIsReplayedNotRepeated(t *testing.T) {
 	op, err := c.Refund(context.Background(), refundOf("rf", "o", 500))
 	require.NoError(t, err)
 	assert.Equal(t, idempay.ReplayFromServer, op.ReplayedFrom)
-	assert.Equal(t, 2, op.Attempts)
+	assert.Equal(t, 2, op.Requests)
 	assert.Equal(t, 1, srv.Ledger().OpCount("rf"))
 	assert.Len(t, srv.Stats().Ops.Keys["rf"], 1, "one key over every retry")
 }
@@ -130,7 +130,7 @@ func TestRefund503IsRetried(t *testing.T) {
 	srv.Fail("rf", fakes.Unavailable, fakes.Pre)
 	op, err := c.Refund(context.Background(), refundOf("rf", "o", 500))
 	require.NoError(t, err)
-	assert.Equal(t, 3, op.Attempts)
+	assert.Equal(t, 3, op.Requests)
 	assert.Equal(t, 1, srv.Ledger().OpCount("rf"))
 }
 
