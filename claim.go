@@ -104,7 +104,7 @@ type ClaimConfig struct {
 //     and move money the caller was told had not moved.
 //   - succeeded, pending: only with cfg.Durable. Lost, the record reopens
 //     with a key the provider has seen; resuming it sends the same key,
-//     which the provider answers by replay (or, for a LookupGuard
+//     which the provider answers by replay (or, for a LookupBeforeResender
 //     provider, a lookup before any resend), and past MaxAge it is never
 //     resent at all.
 //   - open (a release): never; see ReleaseWith for one that stores a

@@ -119,7 +119,7 @@
 // These names are the seams, not the caller's API. An adapter implements
 // [Provider] (Name, Validate, NewChargeRequest, ReadCharge returning a
 // [Verdict]) and, where the provider allows, the optional interfaces found
-// by type assertion: [Finder] (look a charge up), [LookupGuard] (ask before
+// by type assertion: [Finder] (look a charge up), [LookupBeforeResender] (ask before
 // any resend), [SecretFielder], and for refunds, captures and cancels
 // [Operator], told each operation's [OpType].
 // A store implements [KeyStore] and proves it with keystore/storetest.Run;

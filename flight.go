@@ -47,7 +47,7 @@ func (f *flight) run() (Verdict, error) {
 	f.probe.held, f.probe.sent = f.mayStillSend, &f.prog.sent
 	f.attempts = f.first[:0]
 
-	if !f.created && f.guarded() {
+	if !f.created && f.lookupFirst() {
 		// An earlier call may have sent this key, and the provider does
 		// not de-duplicate: ask before sending again.
 		if v, resend := f.lookupBeforeResend(ctx); !resend {
@@ -109,7 +109,7 @@ func (f *flight) checkRetry(ctx context.Context, resp *http.Response, err error)
 		return false, nil
 	}
 	again := retryable(a.Verdict)
-	if f.guarded() && mayHaveMoved(a.Kind) && !settles(a.Kind) && !a.Replayed {
+	if f.lookupFirst() && mayHaveMoved(a.Kind) && !settles(a.Kind) && !a.Replayed {
 		v, resend := f.lookupBeforeResend(ctx)
 		if !resend {
 			f.settled = &v
@@ -192,8 +192,8 @@ func (f *flight) secrets() []Secret {
 	return f.secs
 }
 
-// guarded reports whether the provider must be asked before a resend.
-func (f *flight) guarded() bool { return f.op.guarded() }
+// lookupFirst reports whether the provider must be asked before a resend.
+func (f *flight) lookupFirst() bool { return f.op.lookupFirst() }
 
 // lookupBeforeResend asks the provider about the operation; resend is true
 // only when the provider proved that it was never done.

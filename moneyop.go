@@ -75,7 +75,7 @@ func (o *moneyOp) neverEntered(ctx context.Context, rec Record) bool {
 	return true
 }
 
-func (o *moneyOp) guarded() bool { return lookupGuarded(o.c.provider) }
+func (o *moneyOp) lookupFirst() bool { return providerLooksUpFirst(o.c.provider) }
 
 // prepare completes the request from the intent's charge (the provider's
 // charge ID, the authorised amount of a whole capture) and refuses what

@@ -46,7 +46,7 @@ type Operator interface {
 	// and whether FindOp can look them up. The Client refuses a type it
 	// does not make with ErrNotSupported (outcome failed) before anything
 	// is stored, and settles one it cannot find by resending only. A
-	// LookupGuard provider needs finds for each type it makes: without
+	// LookupBeforeResender provider needs finds for each type it makes: without
 	// it, an operation that may have reached the provider is never
 	// resent, and stays unknown.
 	Operates(t OpType) (makes, finds bool)
@@ -72,7 +72,7 @@ type Operator interface {
 
 	// FindOp looks op up without making it, where Operates says it
 	// finds: to settle an operation whose key may no longer be resent, a
-	// pending one, or before every resend for a LookupGuard provider. rec
+	// pending one, or before every resend for a LookupBeforeResender provider. rec
 	// is the operation's record (its Key, ProviderRef once known). It
 	// answers as FindCharge does: found (succeeded, pending, declined),
 	// KindNotFound only with proof that no such operation was made for

@@ -250,9 +250,9 @@ func (c *Client) fromStore(ctx context.Context, op operation, rec Record) (*Char
 	var out storedOutcome
 	err := json.Unmarshal(rec.Result, &out)
 	switch {
-	case err == nil && rec.State == StateFailed && out.Guard != "":
+	case err == nil && rec.State == StateFailed && out.LocalRefusal != "":
 		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
-			Err: guardError(out.Guard, out.Reason)}
+			Err: storedRefusal(out.LocalRefusal, out.Reason)}
 	case err == nil && rec.State == StateFailed:
 		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
 			Err: joinCause(failedSentinel(out.Kind), out.Refusal, nil)}
@@ -273,10 +273,11 @@ type storedOutcome struct {
 	Charge  *Charge   `json:"charge,omitempty"`
 	Refusal *APIError `json:"refusal,omitempty"`
 	Kind    Kind      `json:"kind"`
-	// Guard and Reason are set for an attempt a local guard refused before
-	// its first byte (see refusal): nothing reached the provider.
-	Guard  string `json:"guard,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	// LocalRefusal (a code of refusalCodes) and Reason are set for an
+	// attempt the Client refused before its first byte (see refusal):
+	// nothing reached the provider. Stored as "guard", its former name.
+	LocalRefusal string `json:"guard,omitempty"`
+	Reason       string `json:"reason,omitempty"`
 }
 
 // encode returns the outcome as stored and the provider reference it names.
@@ -294,7 +295,7 @@ func (o *storedOutcome) encode() ([]byte, string) {
 }
 
 // notSent ends a flight that its operation stopped before the first byte
-// (beforeSend failed). A local guard's refusal proves that nothing was ever
+// (beforeSend failed). The Client's own refusal proves that nothing was ever
 // sent under the key (see refusal): it is recorded as a failure while this
 // flight holds the lease. Anything else leaves the record open, since an
 // earlier call may have sent its key.
@@ -311,7 +312,7 @@ func (c *Client) notSent(ctx context.Context, f *flight, err error) (*Charge, er
 		c.release(ctx, f.claim)
 		return fail(OutcomeUnknown, fmt.Errorf("idempay: not sent: %w", err))
 	}
-	raw, _ := (&storedOutcome{Kind: KindInvalid, Guard: guardCode(r.err), Reason: r.err.Error()}).encode()
+	raw, _ := (&storedOutcome{Kind: KindInvalid, LocalRefusal: refusalCode(r.err), Reason: r.err.Error()}).encode()
 	if cerr := f.claim.CloseIfHeld(ctx, StateFailed, raw); cerr != nil {
 		return fail(OutcomeUnknown, fmt.Errorf("%w; refusal not recorded: %w", r.err, cerr))
 	}

@@ -17,7 +17,7 @@ import (
 // the manner of database/sql/driver; this is the complete list:
 //
 //   - Finder: look a charge up by intent, to settle without resending.
-//   - LookupGuard: the provider does not de-duplicate by key, so every
+//   - LookupBeforeResender: the provider does not de-duplicate by key, so every
 //     resend (of a charge, a refund, a capture, a cancel) is preceded by a
 //     lookup.
 //   - KeyWindower: how long the provider keeps a key (default 24 h);
@@ -67,13 +67,13 @@ type Finder interface {
 	FindCharge(ctx context.Context, hc *http.Client, t Target, rec Record) (Verdict, error)
 }
 
-// LookupGuard is implemented by providers that do not de-duplicate by key
+// LookupBeforeResender is implemented by providers that do not de-duplicate by key
 // (2C2P refuses a repeated invoice instead of replaying it; Omise documents
 // no replay). When it answers true, the Client never resends a key that
 // may have reached the provider without first asking FindCharge: found
 // settles the intent, KindNotFound allows the resend, anything else
 // leaves the outcome unknown.
-type LookupGuard interface {
+type LookupBeforeResender interface {
 	Finder
 	LookupBeforeResend() bool
 }

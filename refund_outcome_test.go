@@ -99,9 +99,9 @@ func TestExpiredRefundIsSettledByLookup(t *testing.T) {
 	assert.Equal(t, 1, s.Ops().Count("rf-old"))
 }
 
-// Rule: a provider that does not de-duplicate (LookupGuard) is asked
+// Rule: a provider that does not de-duplicate (LookupBeforeResender) is asked
 // before every resend of a refund too.
-func TestLookupGuardCoversRefunds(t *testing.T) {
+func TestLookupBeforeResendCoversRefunds(t *testing.T) {
 	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) {

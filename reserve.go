@@ -105,7 +105,7 @@ func (c *Client) mayBeginAttempt(rec Record, fp string) bool {
 	if json.Unmarshal(rec.Result, &out) != nil {
 		return false
 	}
-	return out.Guard != "" || (out.Kind != KindDeclined && out.Kind != KindInvalid)
+	return out.LocalRefusal != "" || (out.Kind != KindDeclined && out.Kind != KindInvalid)
 }
 
 // refusedBefore finds an earlier attempt of a failed record, made with
@@ -121,7 +121,7 @@ func refusedBefore(rec Record, fp string) (Record, bool) {
 			continue
 		}
 		var out storedOutcome
-		if json.Unmarshal(p.Result, &out) == nil && out.Guard == "" && (out.Kind == KindDeclined || out.Kind == KindInvalid) {
+		if json.Unmarshal(p.Result, &out) == nil && out.LocalRefusal == "" && (out.Kind == KindDeclined || out.Kind == KindInvalid) {
 			past := rec
 			past.Attempt, past.Key, past.Fingerprint, past.State = p.Attempt, p.Key, p.Fingerprint, p.State
 			past.CreatedAt, past.ClosedAt, past.ProviderRef, past.Result = p.CreatedAt, p.ClosedAt, p.ProviderRef, p.Result

@@ -124,7 +124,7 @@ type guardedOwnAPI struct{ idempay.OwnAPI }
 
 func (guardedOwnAPI) LookupBeforeResend() bool { return true }
 
-func TestLookupGuardSettlesInsteadOfResending(t *testing.T) {
+func TestLookupBeforeResendSettlesInsteadOfResending(t *testing.T) {
 	store := memstore.New()
 	api, url, stop := refserver.Start(refserver.Config{})
 	defer stop()

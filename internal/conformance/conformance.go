@@ -87,9 +87,9 @@ func rules(p idempay.Provider) []rule {
 			rule{fmt.Sprintf("%s hostile answers", t), hostileRules(c)})
 		if c.finds {
 			rs = append(rs, rule{fmt.Sprintf("%s lookup without proof", t), findRules(c)})
-		} else if g, ok := p.(idempay.LookupGuard); ok && g.LookupBeforeResend() {
+		} else if g, ok := p.(idempay.LookupBeforeResender); ok && g.LookupBeforeResend() {
 			rs = append(rs, rule{fmt.Sprintf("%s lookup for a guard", t), func(Subject) error {
-				return fmt.Errorf("the provider does not de-duplicate (LookupGuard) and cannot look a %s up: "+
+				return fmt.Errorf("the provider does not de-duplicate (LookupBeforeResender) and cannot look a %s up: "+
 					"one that may have reached it is never resent", t)
 			}})
 		}

@@ -127,7 +127,7 @@ func hostileRules(c capability) func(Subject) error {
 }
 
 // findRules: a lookup that gets no proof (every answer a 500) never says
-// KindNotFound (which lets a LookupGuard provider resend) nor a refusal.
+// KindNotFound (which lets a LookupBeforeResender provider resend) nor a refusal.
 func findRules(c capability) func(Subject) error {
 	return func(s Subject) error {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -45,7 +45,7 @@ func (s *Store) Expire(ctx context.Context, retention time.Duration) (int, error
 		}
 		n := 0
 		downs := s.downs
-		err := s.guarded(func() error {
+		err := s.faultSafe(func() error {
 			return s.db.Update(func(tx *bolt.Tx) (err error) {
 				if n, err = expireChunkBefore(tx, limit); err != nil {
 					return err

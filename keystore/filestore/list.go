@@ -26,7 +26,7 @@ func (s *Store) ListOpen(ctx context.Context, namespace string, after idempay.Cu
 	// first.
 	err := s.flush()
 	if err == nil {
-		err = s.guarded(func() error {
+		err = s.faultSafe(func() error {
 			return s.db.View(func(tx *bolt.Tx) (err error) {
 				out, err = listOpen(tx, namespace, after, limit)
 				return err

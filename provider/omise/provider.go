@@ -93,9 +93,9 @@ type Provider struct {
 }
 
 var (
-	_ idempay.Provider    = Provider{}
-	_ idempay.Finder      = Provider{}
-	_ idempay.LookupGuard = Provider{}
+	_ idempay.Provider             = Provider{}
+	_ idempay.Finder               = Provider{}
+	_ idempay.LookupBeforeResender = Provider{}
 )
 
 // Name is "omise": the provider part of every KeyStore namespace.

@@ -82,7 +82,7 @@
 //
 // # Lookups
 //
-// Provider implements idempay.Finder but not idempay.LookupGuard: Stripe
+// Provider implements idempay.Finder but not idempay.LookupBeforeResender: Stripe
 // de-duplicates by key, so a resend within the window is answered by a
 // replay and needs no lookup first. FindCharge retrieves the PaymentIntent
 // by ID when the intent's record holds one, and otherwise searches by
