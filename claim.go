@@ -357,7 +357,7 @@ func (cl *Claim) write(ctx context.Context, res Resolution) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cl.cfg.WriteTimeout)
 	defer cancel()
 	rec := cl.Record()
-	res.Namespace, res.IntentID, res.Key = rec.Namespace, rec.IntentID, rec.Key
+	res.Namespace, res.ID, res.Key = rec.Namespace, rec.ID, rec.Key
 	return cl.cfg.Store.Resolve(ctx, res)
 }
 
@@ -451,7 +451,7 @@ func (cl *Claim) renew() bool {
 	switch {
 	case err != nil:
 		cl.cfg.Logger.LogAttrs(context.Background(), slog.LevelDebug, "idempay: lease renewal failed; trying again",
-			slog.String("intent", req.IntentID), slog.String("error", err.Error()))
+			slog.String("intent", req.ID), slog.String("error", err.Error()))
 		return true
 	case !res.Claimed:
 		cl.lose(fmt.Errorf("%w: renewal refused (record %s, leased to another flight: %t)",

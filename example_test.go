@@ -143,7 +143,7 @@ func ExampleClient_Unresolved() {
 			log.Fatal(err)
 		}
 		ch, err := client.Charge(context.Background(), req) // rebuilt from rec.IntentID in real code
-		fmt.Println(rec.IntentID, rec.State, err == nil && ch.Key == rec.Key)
+		fmt.Println(rec.ID, rec.State, err == nil && ch.Key == rec.Key)
 	}
 	// Output:
 	// order-5005 open true

@@ -155,7 +155,7 @@ func (f *flight) complete(v *Verdict, resp *http.Response, body []byte) {
 	}
 	if v.Charge != nil {
 		ch := *v.Charge
-		ch.IntentID, ch.Key = f.rec.IntentID, f.rec.Key
+		ch.IntentID, ch.Key = f.rec.ID, f.rec.Key
 		if ch.RequestID == "" {
 			ch.RequestID = v.RequestID
 		}
@@ -201,7 +201,7 @@ func (f *flight) lookupBeforeResend(ctx context.Context) (v Verdict, resend bool
 	v, err := f.c.find(ctx, f.op, f.rec)
 	if err != nil {
 		f.c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: lookup failed",
-			slog.String("intent", f.rec.IntentID), slog.String("error", err.Error()))
+			slog.String("intent", f.rec.ID), slog.String("error", err.Error()))
 		return Verdict{Kind: KindUnknown}, false
 	}
 	f.complete(&v, nil, nil)
@@ -213,7 +213,7 @@ func (f *flight) logAttempt(a attempt) {
 		return // no attributes built for a logger that drops them
 	}
 	attrs := []slog.Attr{
-		slog.String("intent", f.rec.IntentID), slog.String("key", f.rec.Key),
+		slog.String("intent", f.rec.ID), slog.String("key", f.rec.Key),
 		slog.Int("attempt", len(f.attempts)), slog.String("kind", a.Kind.String()),
 		slog.Bool("replayed", a.Replayed),
 	}

@@ -257,7 +257,7 @@ func TestUnresolvedReachesEveryOpenIntent(t *testing.T) {
 	seen := map[string]bool{}
 	for rec, err := range c.Unresolved(context.Background()) {
 		require.NoError(t, err)
-		seen[rec.IntentID] = true
+		seen[rec.ID] = true
 	}
 	assert.Len(t, seen, 251)
 	assert.True(t, seen["lost-one"], "the lost charge behind 250 pendings")

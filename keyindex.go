@@ -42,7 +42,7 @@ func (c *Client) claimKey(ctx context.Context, key string, owner keyOwner) error
 	cfg := c.claims.withDefaults()
 	// The lease a Reserve takes is left to run out: nobody waits on it,
 	// and the fingerprint alone answers every later call.
-	res, err := c.store.Reserve(ctx, ReserveRequest{Namespace: c.keyNamespace(), IntentID: key, Attempt: 1,
+	res, err := c.store.Reserve(ctx, ReserveRequest{Namespace: c.keyNamespace(), ID: key, Attempt: 1,
 		Key: keyIndexKey, Fingerprint: fp, Owner: cfg.NewOwner(), Lease: cfg.Lease})
 	switch {
 	case err != nil:

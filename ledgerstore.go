@@ -48,7 +48,7 @@ func (c *Client) ledgerClaims() ClaimConfig {
 // leases, the longest a crashed holder can keep it.
 func (c *Client) claimLedger(ctx context.Context, intentID string) (*Claim, error) {
 	cfg := c.ledgerClaims()
-	req := ReserveRequest{Namespace: c.ledgerNamespace(), IntentID: intentID, Attempt: 1, Key: ledgerKey,
+	req := ReserveRequest{Namespace: c.ledgerNamespace(), ID: intentID, Attempt: 1, Key: ledgerKey,
 		Fingerprint: ledgerFingerprint}
 	wait, waited := time.Millisecond, time.Duration(0)
 	for {

@@ -185,7 +185,7 @@ func (c *Client) Ledger(ctx context.Context, intentID string) (*Ledger, error) {
 
 // UnresolvedOps yields, as Unresolved does for charges, every operation of
 // type t whose outcome is not known (open or pending); each Record's
-// IntentID is the operation's ID. After a restart, call each again with its
+// ID is the operation's ID. After a restart, call each again with its
 // original request to resume it.
 func (c *Client) UnresolvedOps(ctx context.Context, t OpType) iter.Seq2[Record, error] {
 	return c.unresolved(ctx, c.opNamespace(t))

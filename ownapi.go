@@ -323,7 +323,7 @@ func (a OwnAPI) FindCharge(ctx context.Context, hc *http.Client, t Target, rec R
 	}
 	// The key names the attempt: after a declined card, the charge of the
 	// next attempt must not be answered with the first one's decline.
-	q := url.Values{"order_id": {rec.IntentID}, "idempotency_key": {rec.Key}}
+	q := url.Values{"order_id": {rec.ID}, "idempotency_key": {rec.Key}}
 	return a.lookup(ctx, hc, t, a.LookupPath, q, a.ReadCharge)
 }
 

@@ -167,7 +167,7 @@ func TestLedgerHeldByAnotherFlight(t *testing.T) {
 	charged(t, c, "o", 1500, false)
 	ctx := context.Background()
 	hold := func() {
-		res, err := store.Reserve(ctx, idempay.ReserveRequest{Namespace: "ownapi:default/ledger", IntentID: "o",
+		res, err := store.Reserve(ctx, idempay.ReserveRequest{Namespace: "ownapi:default/ledger", ID: "o",
 			Attempt: 1, Key: "ledger", Fingerprint: "idempay-ledger-v1", Owner: "crashed/flight", Lease: lease})
 		require.NoError(t, err)
 		require.True(t, res.Claimed)

@@ -68,7 +68,7 @@ func (g *Guard) record(ctx context.Context, claim *idempay.Claim, req *request, 
 	}
 	err := g.persist(ctx, claim, final{state: closedState(status), result: s.encode()}, req.unsettled.Load())
 	if err != nil {
-		g.warn(ctx, "guard: response not recorded; a retry may run the handler again", claim.Record().IntentID, err)
+		g.warn(ctx, "guard: response not recorded; a retry may run the handler again", claim.Record().ID, err)
 		return Unrecorded
 	}
 	return o
@@ -85,7 +85,7 @@ func (g *Guard) giveBack(ctx context.Context, claim *idempay.Claim, req *request
 	if err := g.persist(ctx, claim, final{state: idempay.StateOpen, result: lock}, true); err != nil {
 		// Not locked: a retry that finds the lease run out runs the
 		// handler again. Say so to whoever watches.
-		g.warn(ctx, "guard: unsettled request not locked; a retry may run the handler again", claim.Record().IntentID, err)
+		g.warn(ctx, "guard: unsettled request not locked; a retry may run the handler again", claim.Record().ID, err)
 		return Unrecorded
 	}
 	return Unsettled
@@ -99,7 +99,7 @@ func (g *Guard) giveBack(ctx context.Context, claim *idempay.Claim, req *request
 func (g *Guard) release(ctx context.Context, claim *idempay.Claim) {
 	err := claim.CloseAsOwner(ctx, idempay.StateFailed, releasedResult)
 	if err != nil && !errors.Is(err, idempay.ErrLeaseLost) {
-		g.warn(ctx, "guard: key not given back; it frees itself when the lease runs out", claim.Record().IntentID, err)
+		g.warn(ctx, "guard: key not given back; it frees itself when the lease runs out", claim.Record().ID, err)
 	}
 }
 

@@ -235,7 +235,7 @@ func (f *FakeCharger) fromRecord(ctx context.Context, req idempay.ChargeRequest,
 func (f *FakeCharger) begin(r *fakeRecord, req idempay.ChargeRequest, fp, key string) *fakeRecord {
 	now := fakeNow()
 	if r == nil {
-		r = &fakeRecord{rec: idempay.Record{Namespace: fakeNamespace, IntentID: req.IntentID}}
+		r = &fakeRecord{rec: idempay.Record{Namespace: fakeNamespace, ID: req.IntentID}}
 		if f.intents == nil {
 			f.intents = map[string]*fakeRecord{}
 		}
@@ -324,7 +324,7 @@ func (r *fakeRecord) storedFailure() error {
 // attemptOpen refuses a call with other parameters while the current
 // attempt is unknown or pending; a pending one comes with its charge.
 func (r *fakeRecord) attemptOpen() (*idempay.Charge, error) {
-	err := &idempay.ChargeError{IntentID: r.rec.IntentID, Key: r.rec.Key, Outcome: outcomeOfState(r.rec.State),
+	err := &idempay.ChargeError{IntentID: r.rec.ID, Key: r.rec.Key, Outcome: outcomeOfState(r.rec.State),
 		Err: fmt.Errorf("%w: attempt %d, %s, with other parameters; settle it before trying again",
 			idempay.ErrAttemptOpen, r.rec.Attempt, r.rec.State)}
 	if r.rec.State == idempay.StatePending {
@@ -441,7 +441,7 @@ func (f *FakeCharger) Unresolved(ctx context.Context) iter.Seq2[idempay.Record, 
 		}
 		f.mu.Unlock()
 		slices.SortFunc(open, func(a, b idempay.Record) int {
-			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.IntentID, b.IntentID))
+			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 		})
 		for _, rec := range open {
 			if err := ctx.Err(); err != nil {

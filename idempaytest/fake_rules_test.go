@@ -308,7 +308,7 @@ func TestFakeChargerPendingUntilCompleted(t *testing.T) {
 	var open []string
 	for rec, err := range fake.Unresolved(ctx) {
 		require.NoError(t, err)
-		open = append(open, rec.IntentID)
+		open = append(open, rec.ID)
 	}
 	assert.Equal(t, []string{"o"}, open)
 
@@ -467,7 +467,7 @@ func TestFakeChargerRecord(t *testing.T) {
 	_, _ = fake.Charge(ctx, req)
 	rec, err := fake.Record(ctx, "o")
 	require.NoError(t, err)
-	assert.Equal(t, "o", rec.IntentID)
+	assert.Equal(t, "o", rec.ID)
 	assert.Equal(t, 1, rec.Attempt)
 	assert.Equal(t, idempaytest.FakeKey("o"), rec.Key)
 	assert.Equal(t, idempay.StateOpen, rec.State)

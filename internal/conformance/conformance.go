@@ -133,7 +133,7 @@ func notSupported(t idempay.OpType) func(Subject) error {
 			return fmt.Errorf("want ErrNotSupported, outcome failed; got %v", opErr)
 		}
 		for rec := range c.UnresolvedOps(ctx, t) {
-			return fmt.Errorf("refused, yet stored %s %q", t, rec.IntentID)
+			return fmt.Errorf("refused, yet stored %s %q", t, rec.ID)
 		}
 		return nil
 	}

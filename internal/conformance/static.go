@@ -136,7 +136,7 @@ func findRules(c capability) func(Subject) error {
 		defer srv.Close()
 		op := sample(c, s)
 		v, err := c.op.FindOp(context.Background(), srv.Client(), target(srv.URL, ""), op,
-			idempay.Record{Namespace: "conformance:default/" + string(c.t), IntentID: op.ID, Attempt: 1, Key: "cf-key"})
+			idempay.Record{Namespace: "conformance:default/" + string(c.t), ID: op.ID, Attempt: 1, Key: "cf-key"})
 		if err == nil && (v.Kind == idempay.KindNotFound || v.Kind == idempay.KindDeclined) {
 			return fmt.Errorf("a lookup answered only by 500s said %s", v.Kind)
 		}

@@ -128,7 +128,7 @@ func deleteClosed(recs *bolt.Bucket, k []byte) error {
 		return err
 	}
 	if !r.State.Closed() || !bytes.Equal(closedKeyOf(r), k) {
-		return corrupt("the closed index entry %q names record %q/%q, %s, closed %v", k, r.Namespace, r.IntentID, r.State, r.ClosedAt)
+		return corrupt("the closed index entry %q names record %q/%q, %s, closed %v", k, r.Namespace, r.ID, r.State, r.ClosedAt)
 	}
 	return recs.Delete(rk)
 }

@@ -45,7 +45,7 @@ func openKilled(t *testing.T, n int) (path string, keys []string) {
 	}
 	for i := range n {
 		k := fmt.Sprintf("key-%d", i)
-		_, err := s.Reserve(context.Background(), idempay.ReserveRequest{Namespace: "ns", IntentID: fmt.Sprint(i), Attempt: 1,
+		_, err := s.Reserve(context.Background(), idempay.ReserveRequest{Namespace: "ns", ID: fmt.Sprint(i), Attempt: 1,
 			Key: k, Fingerprint: "fp", Owner: "o", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
@@ -139,7 +139,7 @@ func TestLogTornInsideACommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := func(i int) idempay.ReserveRequest {
-		return idempay.ReserveRequest{Namespace: "ns", IntentID: fmt.Sprint(i), Attempt: 1, Key: fmt.Sprintf("key-%d", i),
+		return idempay.ReserveRequest{Namespace: "ns", ID: fmt.Sprint(i), Attempt: 1, Key: fmt.Sprintf("key-%d", i),
 			Fingerprint: "fp", Owner: "o", Lease: time.Minute}
 	}
 	if _, err := s.Reserve(context.Background(), r(0)); err != nil {
@@ -149,7 +149,7 @@ func TestLogTornInsideACommit(t *testing.T) {
 	start := s.log.off
 	batch := map[string]dirtyRecord{}
 	for i := 1; i <= 3; i++ {
-		batch[string(recordKey("ns", fmt.Sprint(i)))] = dirtyRecord{rec: begin(idempay.Record{Namespace: "ns", IntentID: fmt.Sprint(i)}, r(i), time.Now().UTC())}
+		batch[string(recordKey("ns", fmt.Sprint(i)))] = dirtyRecord{rec: begin(idempay.Record{Namespace: "ns", ID: fmt.Sprint(i)}, r(i), time.Now().UTC())}
 	}
 	s.w.mu.Lock()
 	err = s.log.appendEntries(batch)

@@ -70,7 +70,7 @@ func refundOp() idempay.OpRequest {
 }
 
 func refundRec() idempay.Record {
-	return idempay.Record{Namespace: ns + "/refund", IntentID: "rf-1", Attempt: 1, Key: "key-1"}
+	return idempay.Record{Namespace: ns + "/refund", ID: "rf-1", Attempt: 1, Key: "key-1"}
 }
 
 var quick = omise.Provider{RefundRecheck: time.Millisecond}
@@ -238,7 +238,7 @@ func TestFindCaptureAndCancel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			target := (&opServer{charge: tc.charge}).start(t)
 			cp := idempay.OpRequest{Type: idempay.OpCapture, ID: "cp-1", IntentID: "o1", ChargeRef: "chrg_test_1", Amount: 60000, Currency: "THB"}
-			v, err := omise.Provider{}.FindOp(context.Background(), nil, target, cp, idempay.Record{IntentID: "cp-1", Key: "kc"})
+			v, err := omise.Provider{}.FindOp(context.Background(), nil, target, cp, idempay.Record{ID: "cp-1", Key: "kc"})
 			assert.Equal(t, tc.capture, v.Kind, "capture")
 			if tc.captureErr != nil {
 				assert.ErrorIs(t, err, tc.captureErr)
@@ -247,7 +247,7 @@ func TestFindCaptureAndCancel(t *testing.T) {
 				assert.Equal(t, int64(60000), v.Operation.Amount)
 			}
 			cn := idempay.OpRequest{Type: idempay.OpCancel, ID: "cn-1", IntentID: "o1", ChargeRef: "chrg_test_1", Amount: 100000, Currency: "THB"}
-			v, err = omise.Provider{}.FindOp(context.Background(), nil, target, cn, idempay.Record{IntentID: "cn-1", Key: "kn"})
+			v, err = omise.Provider{}.FindOp(context.Background(), nil, target, cn, idempay.Record{ID: "cn-1", Key: "kn"})
 			assert.Equal(t, tc.cancel, v.Kind, "cancel")
 			if v.Kind == idempay.KindUnknown {
 				assert.Error(t, err)

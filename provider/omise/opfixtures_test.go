@@ -120,9 +120,9 @@ func TestOmiseFixturesCaptureAndReverse(t *testing.T) {
 			require.Equal(t, tc.readCancel, v.Kind, "reverse answered")
 
 			target := replay(t, http.StatusOK, taggedAs(t, tc.body))
-			v, _ = p.FindOp(context.Background(), nil, target, cp, idempay.Record{IntentID: cp.ID, Key: "k1"})
+			v, _ = p.FindOp(context.Background(), nil, target, cp, idempay.Record{ID: cp.ID, Key: "k1"})
 			assert.Equal(t, tc.findCapt, v.Kind, "capture looked up")
-			v, _ = p.FindOp(context.Background(), nil, target, cn, idempay.Record{IntentID: cn.ID, Key: "k1"})
+			v, _ = p.FindOp(context.Background(), nil, target, cn, idempay.Record{ID: cn.ID, Key: "k1"})
 			assert.Equal(t, tc.findCanc, v.Kind, "reverse looked up")
 
 			// As Omise stores them, untagged, they are no intent's: a
@@ -175,7 +175,7 @@ func TestOmiseFixturesRefunds(t *testing.T) {
 	assert.Equal(t, "THB", v.Operation.Currency)
 
 	v, err := p.FindOp(context.Background(), nil, replay(t, http.StatusOK, c.Refunds), op,
-		idempay.Record{Namespace: ns + "/refund", IntentID: op.ID, Attempt: 1, Key: "k1"})
+		idempay.Record{Namespace: ns + "/refund", ID: op.ID, Attempt: 1, Key: "k1"})
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind)
 

@@ -99,6 +99,6 @@ func TestStripeFixturesOpenAPI(t *testing.T) {
 	// it was not made for the intent, whatever the record says.
 	pi := f.Resources["payment_intent"]
 	_, err := stripe.Provider{}.FindCharge(context.Background(), nil, replay(t, http.StatusOK, nil, pi),
-		idempay.Record{Namespace: ns, IntentID: "o1", ProviderRef: "pi_1PgafyB7WZ01zgkWSjxsAJo3"})
+		idempay.Record{Namespace: ns, ID: "o1", ProviderRef: "pi_1PgafyB7WZ01zgkWSjxsAJo3"})
 	assert.ErrorIs(t, err, stripe.ErrForeignIntent)
 }

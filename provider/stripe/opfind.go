@@ -300,7 +300,7 @@ func (p Provider) retrieveOwn(ctx context.Context, hc *http.Client, t idempay.Ta
 		return pi, idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID},
 			fmt.Errorf("stripe: PaymentIntent %s: unreadable answer %s", op.ChargeRef, wire.Snippet(body))
 	}
-	owner := idempay.Record{Namespace: t.Namespace, IntentID: op.IntentID}
+	owner := idempay.Record{Namespace: t.Namespace, ID: op.IntentID}
 	if tags := pi.tags(); pi.ID != op.ChargeRef || wire.OwnerOf(tags, owner) == wire.Foreign {
 		return pi, idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID},
 			fmt.Errorf("%w: %s is tagged %q of %q, not %q of %q", ErrForeignIntent, pi.ID, tags.Intent, tags.Namespace,

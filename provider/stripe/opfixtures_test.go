@@ -81,7 +81,7 @@ func TestStripeFixturesLookups(t *testing.T) {
 	_, res := openAPIResources(t)
 	re := res["refund"]
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: "op-1", IntentID: "o1", ChargeRef: "pi_1PgafyB7WZ01zgkWSjxsAJo3"}
-	rec := idempay.Record{Namespace: ns + "/refund", IntentID: "op-1", Attempt: 1, Key: "k1"}
+	rec := idempay.Record{Namespace: ns + "/refund", ID: "op-1", Attempt: 1, Key: "k1"}
 	p := stripe.Provider{}
 
 	byRef := rec

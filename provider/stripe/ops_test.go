@@ -313,7 +313,7 @@ func TestRefundStoredFailureNotListedPastRetentionIsFailed(t *testing.T) {
 // refund ID id of intent o, on PaymentIntent pi.
 func findRefund(t *testing.T, srv *stripetest.Server, pi, id, key string) (idempay.Verdict, error) {
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: id, IntentID: "o", ChargeRef: pi, Amount: 1, Currency: "JPY"}
-	rec := idempay.Record{Namespace: ns + "/refund", IntentID: id, Attempt: 1, Key: key}
+	rec := idempay.Record{Namespace: ns + "/refund", ID: id, Attempt: 1, Key: key}
 	return stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), op, rec)
 }
 
@@ -362,7 +362,7 @@ func TestFindRefundTakesOnlyItsOwn(t *testing.T) {
 	other := srv.Refunds(pi)[len(srv.Refunds(pi))-1] // the oldest: another attempt's
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: "rf", IntentID: "o", ChargeRef: pi}
 	_, err = stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), op,
-		idempay.Record{Namespace: ns + "/refund", IntentID: "rf", Attempt: 2, Key: "k", ProviderRef: other.ID})
+		idempay.Record{Namespace: ns + "/refund", ID: "rf", Attempt: 2, Key: "k", ProviderRef: other.ID})
 	require.ErrorIs(t, err, stripe.ErrForeignRefund)
 }
 
@@ -434,7 +434,7 @@ func TestCaptureRefusedWhenCapturedOutside(t *testing.T) {
 
 func findOp(t *testing.T, srv *stripetest.Server, typ idempay.OpType, pi, id string, namespace string) (idempay.Verdict, error) {
 	op := idempay.OpRequest{Type: typ, ID: id, IntentID: "o", ChargeRef: pi, Currency: "JPY"}
-	rec := idempay.Record{Namespace: ns + "/" + string(typ), IntentID: id, Attempt: 1, Key: "k"}
+	rec := idempay.Record{Namespace: ns + "/" + string(typ), ID: id, Attempt: 1, Key: "k"}
 	tg := fakeTarget(t, srv)
 	tg.Namespace = namespace
 	p := stripe.Provider{}
@@ -473,7 +473,7 @@ func TestFindCaptureAndCancel(t *testing.T) {
 	direct(t, srv, "/v1/payment_intents/"+voided+"/cancel", "cn", url.Values{})
 	op := func(typ idempay.OpType) (idempay.Verdict, error) {
 		o := idempay.OpRequest{Type: typ, ID: "x", IntentID: "o2", ChargeRef: voided}
-		rec := idempay.Record{Namespace: ns + "/" + string(typ), IntentID: "x", Attempt: 1, Key: "k"}
+		rec := idempay.Record{Namespace: ns + "/" + string(typ), ID: "x", Attempt: 1, Key: "k"}
 		if typ == idempay.OpCapture {
 			return stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), o, rec)
 		}
@@ -568,7 +568,7 @@ func TestFindRefundReadsEveryPageBeforeNotFound(t *testing.T) {
 	const mine = `{"id":"re_mine","object":"refund","status":"succeeded","amount":1,"currency":"jpy","payment_intent":"pi_1",` +
 		`"metadata":{"idempay_op":"rf","idempay_intent":"o","idempay_namespace":"` + ns + `","idempay_key":"k"}}`
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: "rf", IntentID: "o", ChargeRef: "pi_1", Amount: 1, Currency: "JPY"}
-	rec := idempay.Record{Namespace: ns + "/refund", IntentID: "rf", Attempt: 1, Key: "k"}
+	rec := idempay.Record{Namespace: ns + "/refund", ID: "rf", Attempt: 1, Key: "k"}
 	page := func(more bool, data ...string) string {
 		return `{"object":"list","has_more":` + strconv.FormatBool(more) + `,"data":[` + strings.Join(data, ",") + `]}`
 	}

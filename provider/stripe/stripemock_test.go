@@ -90,9 +90,9 @@ func TestStripeMockConformance(t *testing.T) {
 		// stripe-mock answers fixtures not tagged with the intent: each
 		// request was accepted (else the error would be Stripe's), and
 		// nothing settles the intent.
-		_, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, IntentID: "order-1", ProviderRef: "pi_123"})
+		_, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, ID: "order-1", ProviderRef: "pi_123"})
 		assert.ErrorIs(t, err, stripe.ErrForeignIntent, "retrieve by ID accepted, fixture not ours")
-		_, err = p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, IntentID: `o'1\x`})
+		_, err = p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, ID: `o'1\x`})
 		assert.ErrorIs(t, err, stripe.ErrNotIndexed, "search accepted, fixture not ours")
 	})
 
@@ -132,7 +132,7 @@ func TestStripeMockConformance(t *testing.T) {
 				assert.Equal(t, tc.kind, p.ReadOp(tc.op.Type, &http.Response{StatusCode: status, Header: http.Header{}}, body).Kind)
 			})
 		}
-		rec := idempay.Record{Namespace: ns + "/refund", IntentID: "op-1", Attempt: 1, Key: "k"}
+		rec := idempay.Record{Namespace: ns + "/refund", ID: "op-1", Attempt: 1, Key: "k"}
 		v, err := p.FindOp(context.Background(), hc, tg, op(idempay.OpRefund, func(*idempay.OpRequest) {}), rec)
 		assert.NoError(t, err, "list accepted")
 		assert.Equal(t, idempay.KindNotFound, v.Kind, "the fixture's refund is not ours")

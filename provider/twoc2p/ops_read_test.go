@@ -281,7 +281,7 @@ func runFindCases(t *testing.T, typ idempay.OpType, cases []findCase) {
 				assert.Equal(t, "4.3", r.Version, "2C2P's parameter table and sample")
 				assert.Equal(t, tc2pMerchant, r.MerchantID)
 			})
-			rec := idempay.Record{Namespace: tc2pNS + "/" + string(typ), IntentID: "op-1", Attempt: 1, Key: readKey}
+			rec := idempay.Record{Namespace: tc2pNS + "/" + string(typ), ID: "op-1", Attempt: 1, Key: readKey}
 			var v idempay.Verdict
 			var err error
 			switch typ {
