@@ -118,7 +118,7 @@ func refusedByAdapter(op OpRequest, err error) error {
 }
 
 // SettleRefund finds out how an unsettled refund ended without resending
-// it, by asking a provider that can look refunds up (a RefundFinder), and
+// it, by asking a provider that can look refunds up (Operator.FindOp), and
 // records what it learns: for a refund stuck on a stored failure, or one a
 // webhook says has completed. req is the refund's original request. A
 // refund whose record the store's retention deleted answers from the
@@ -472,8 +472,9 @@ func opError(t OpType, intentID string, err error) error {
 // changed (an unknown refund settled as failed frees its amount), and is
 // then a new attempt.
 var (
-	// ErrNotSupported: the Config's Provider has no Refunder, Capturer or
-	// Canceller for the operation. Returned before anything is stored.
+	// ErrNotSupported: the Config's Provider is no Operator, does not make
+	// operations of the type (Operator.Operates), or is not set up for it
+	// (its ValidateOp says so). Returned before anything is stored.
 	ErrNotSupported = errors.New("idempay: operation not supported by the provider")
 
 	// ErrChargeNotSucceeded: the intent has no settled successful charge

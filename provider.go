@@ -181,7 +181,7 @@ type Verdict struct {
 	Charge    *Charge   // set for KindSucceeded and KindPending answers to a charge
 	Err       *APIError // set for refusals and errors the provider explained
 	// Operation is set instead of Charge for KindSucceeded and KindPending
-	// answers to a refund, capture or cancel (see Refunder).
+	// answers to a refund, capture or cancel (see Operator).
 	Operation *Operation
 }
 

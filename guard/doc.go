@@ -100,10 +100,21 @@
 //
 // # Streaming
 //
-// The response goes to the client as the handler writes it (Flush works);
-// the guard records a copy. The response of a request marked unsettled
-// before its status was written is held instead, until its record (the
-// lock, or the response) is written durably: no client sees an answer
-// whose retry could find the key free. A handler that hijacks the connection
-// (WebSocket) cannot be guarded: the ResponseWriter does not offer Hijack.
+// An answer below 500 (one the guard may store: a 2xx, a 4xx marked
+// final), and any answer of a request marked unsettled, is held until its
+// record (the response, or the lock) is written durably, written again
+// after a store error while the lease is kept: no client sees an answer
+// whose retry could find the key free and run the handler again. If the
+// store refuses it for a whole lease, the client gets 503
+// store_unavailable in its place. A 5xx goes to the client as it is
+// written (its key is released either way).
+//
+// A handler that flushes a held answer, or writes one larger than
+// WithMaxResponse, streams from then on: an answer to store only once the
+// key is locked durably (two round trips more), so that if its close then
+// fails for good, retries get 409 idempotency_key_unsettled until
+// Guard.Settle, never a second run; if the lock cannot be written, the
+// answer stays held. An unsettled request's answer always waits for its
+// lock. A handler that hijacks the connection (WebSocket) cannot be
+// guarded: the ResponseWriter does not offer Hijack.
 package guard

@@ -1,8 +1,8 @@
 // Package conformance checks a provider adapter's optional capabilities,
 // each only where the adapter implements it, as testing/fstest.TestFS
-// checks a file system: Refunder, RefundFinder, Capturer, CaptureFinder,
-// Canceller and CancelFinder (see idempay.Provider for the list). For a
-// capability the adapter lacks, it checks that the Client refuses the
+// checks a file system: the refunds, captures and cancels of its
+// idempay.Operator, and their lookups, as Operates says. For a type of
+// operation the adapter does not make, it checks that the Client refuses the
 // operation with idempay.ErrNotSupported before anything is stored.
 //
 // Check runs every rule and returns all the failures joined, so that a
