@@ -533,7 +533,7 @@ func TestBadGeneratedKeyIsRefused(t *testing.T) {
 	s := newStub(t, store, created("never"))
 	c := newClient(t, s.server.URL, store, func(cfg *idempay.Config) { cfg.NewKey = func() string { return "bad key" } })
 	_, err := c.Charge(context.Background(), order("o"))
-	assert.ErrorIs(t, err, idempay.ErrInvalidConfig)
+	assert.ErrorIs(t, err, idempay.ErrConfig)
 	assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
 	assert.Zero(t, s.hits.Load())
 }

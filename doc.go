@@ -31,8 +31,8 @@
 //     from an earlier execution (the provider's replay header, the store, or
 //     a lookup), not a new one.
 //   - Failed: nothing moved. A decline (ErrDeclined), an invalid request
-//     (ErrInvalidRequest, *ValidationError), a refused configuration
-//     (ErrConfig), or a provider that was never reached (ErrUnreachable).
+//     (ErrInvalidRequest, *ValidationError), a wrong configuration
+//     (ErrConfig: refused by New, or by the provider), or a provider that was never reached (ErrUnreachable).
 //   - Pending: the provider accepted the charge but no money has moved
 //     yet (3-D Secure, a hosted page, konbini, an authorisation awaiting
 //     capture): ErrPending is in the chain. Never ship it as paid.

@@ -110,9 +110,12 @@ var (
 	// parameters or others, begins a new attempt.
 	ErrUnreachable = errors.New("idempay: provider not reached")
 
-	// ErrConfig: the provider refused the credentials or the endpoint (401,
-	// 403, 404, 501, a TLS certificate error). Nothing was charged by it.
-	ErrConfig = errors.New("idempay: configuration refused by provider")
+	// ErrConfig: the configuration is wrong, and nothing was charged
+	// because of it: New refused the Config (a *ConfigError, nothing
+	// stored or sent), or the provider refused the credentials or the
+	// endpoint (401, 403, 404, 501, a TLS certificate error). Outcome
+	// failed.
+	ErrConfig = errors.New("idempay: configuration refused")
 
 	// ErrNoLookup: the provider cannot look a charge up by intent (its
 	// adapter is no Finder, or OwnAPI.LookupPath is unset). Returned by

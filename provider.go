@@ -92,7 +92,7 @@ type KeyWindower interface {
 // /v1/v1/payment_intents). New calls CheckConfig before it returns, so the
 // mistake is refused before anything is stored or sent; an error that is
 // not a *ConfigError is wrapped in one (Field "Provider"), so it matches
-// ErrInvalidConfig either way.
+// ErrConfig either way.
 type ConfigChecker interface {
 	CheckConfig(t Target) error
 }

@@ -354,7 +354,7 @@ var errLookupNotFound = errors.New("idempay: lookup answered not_found")
 // refused, the key is too old to resend, or the client is closed.
 func worthAnotherTry(err error) bool {
 	for _, stop := range []error{ErrPending, ErrAuthorized, ErrNoLookup, ErrNotSupported, ErrAttemptOpen, ErrKeyExpired, ErrClosed,
-		errNoLedgerEntry, errLookupNotFound, ErrInvalidConfig, context.Canceled, context.DeadlineExceeded} {
+		errNoLedgerEntry, errLookupNotFound, ErrConfig, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, stop) {
 			return false
 		}

@@ -84,7 +84,7 @@ func (c *Client) attemptKey(s opSlot, attempt int, history []PastAttempt) (strin
 	key := c.newKey()
 	if err := ValidateKey(key); err != nil {
 		return "", &ChargeError{IntentID: s.id, Outcome: OutcomeUnknown,
-			Err: fmt.Errorf("%w: Config.NewKey made a bad key: %w", ErrInvalidConfig, err)}
+			Err: fmt.Errorf("%w: Config.NewKey made a bad key: %w", ErrConfig, err)}
 	}
 	return key, nil
 }

@@ -168,7 +168,7 @@ var _ idempay.KeyStore = (*Store)(nil)
 
 // Open opens the store file at path, creating it (and not its directory) if
 // it does not exist, and starts the background sweep. It fails if an option
-// is invalid or path is empty (an error matching idempay.ErrInvalidConfig),
+// is invalid or path is empty (an error matching idempay.ErrConfig),
 // if another Store of this process holds the file (at once) or another
 // process does (after the open timeout), with an error matching ErrLocked,
 // if the directory is missing or not writable for a new file, with

@@ -57,7 +57,7 @@ func (v omiseView) Faults(on bool) {
 // account (one charge in five is its, with numbers in its metadata), so
 // every list the lookups read holds charges that are not idempay's.
 func TestChaosOmise(t *testing.T) {
-	f := setup(t, []omisetest.Option{omisetest.WithFaultRates(fakes.Rates{}, 11), omisetest.WithNeighbours(5)}, func(cfg *idempay.Config) {
+	f := setup(t, []omisetest.Option{omisetest.WithFaultRates(fakes.Rates{}, 11), omisetest.WithNeighbors(5)}, func(cfg *idempay.Config) {
 		// Every intent of the run falls in every lookup's window, so a
 		// proof of absence reads them all: size the pass for the run and
 		// its neighbours.

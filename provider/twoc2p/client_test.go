@@ -255,7 +255,7 @@ func TestTwoC2PRefusals(t *testing.T) {
 		// New refuses it (TestNewRefusesTwoC2PMisconfiguration); a Target
 		// built by hand is refused when the request is signed.
 		_, err := idempay.New(idempay.Config{BaseURL: url, Store: store, Provider: twoc2p.Provider{MerchantID: tc2pMerchant}})
-		require.ErrorIs(t, err, idempay.ErrInvalidConfig)
+		require.ErrorIs(t, err, idempay.ErrConfig)
 		u, _ := neturl.Parse(url)
 		_, err = twoc2p.Provider{MerchantID: tc2pMerchant}.NewChargeRequest(context.Background(),
 			idempay.Target{BaseURL: u, Namespace: tc2pNS}, tc2pOrder("ORDER1"), "k1")
