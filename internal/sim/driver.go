@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/hostclock"
 	"github.com/idempay/idempay/keystore/filestore"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/keystore/postgres"
@@ -217,6 +218,7 @@ type storeConfig struct {
 	redisAddr string
 	prefix    string                                                            // redis
 	dial      func(ctx context.Context, network, addr string) (net.Conn, error) // redis
+	host      *hostclock.Host                                                   // filestore on its own clock, on this host (else clock)
 }
 
 // openStore opens a store. The closer releases it (the file, the client).
@@ -225,8 +227,11 @@ func openStore(ctx context.Context, c storeConfig) (idempay.KeyStore, func() err
 	case "memstore":
 		return memstore.New(memstore.WithClock(c.clock)), func() error { return nil }, nil
 	case "filestore":
-		s, err := filestore.Open(c.path, filestore.WithSweepInterval(0), filestore.WithClock(c.clock),
-			filestore.WithOpenTimeout(time.Second))
+		clock := filestore.WithClock(c.clock)
+		if c.host != nil {
+			clock = hostclock.FileStore(*c.host).(filestore.Option)
+		}
+		s, err := filestore.Open(c.path, filestore.WithSweepInterval(0), clock, filestore.WithOpenTimeout(time.Second))
 		if err != nil {
 			return nil, nil, err
 		}

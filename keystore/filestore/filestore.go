@@ -17,14 +17,18 @@
 //
 // A write returns once it is synced when its loss could lead to a send or
 // an answer no replay corrects: the insert of a new key, a new attempt, a
-// claim by a new owner (Reserve), a close as failed or pending, and any
-// Resolution marked Durable. The others return at once and ride on the
+// claim by a new owner (Reserve, unless the request is Unsent), a close as
+// failed or pending, and any Resolution marked Durable. The others return
+// at once and ride on the
 // next commit, at the latest after the batch delay (WithMaxBatchDelay): a
 // close as succeeded, a renewal, a release. A crash of the process or the
 // machine may lose those: the intent reopens, and resuming it resends the
 // same key, which the provider answers by replay; a lease, the next Open
 // voids anyway. No call answers from a write that may still be lost: one
-// that reads a record not yet synced waits for its commit first.
+// that reads a record not yet synced waits for its commit first. A crash
+// keeps the writes in their order (Store.KeepsWriteOrder): what it loses
+// is what came last, so the ledger's charge facts, written unsynced just
+// before a charge's close, are never lost while the close is kept.
 //
 // BenchmarkReserveResolve measures the write path and BenchmarkFsync the
 // disk's sync in the same run:
