@@ -142,7 +142,7 @@ func ExampleClient_Unresolved() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		ch, err := client.Charge(context.Background(), req) // rebuilt from rec.IntentID in real code
+		ch, err := client.Charge(context.Background(), req) // rebuilt from rec.ID in real code
 		fmt.Println(rec.ID, rec.State, err == nil && ch.Key == rec.Key)
 	}
 	// Output:
