@@ -31,8 +31,8 @@
 //     from an earlier execution (the provider's replay header, the store, or
 //     a lookup), not a new one.
 //   - Failed: nothing moved. A decline (ErrDeclined), an invalid request
-//     (ErrInvalidRequest, *ValidationError), a refused configuration
-//     (ErrConfig), or a provider that was never reached (ErrUnreachable).
+//     (ErrInvalidRequest, *ValidationError), a wrong configuration
+//     (ErrConfig: refused by New, or by the provider), or a provider that was never reached (ErrUnreachable).
 //   - Pending: the provider accepted the charge but no money has moved
 //     yet (3-D Secure, a hosted page, konbini, an authorisation awaiting
 //     capture): ErrPending is in the chain. Never ship it as paid.
@@ -61,7 +61,7 @@
 // "<namespace>/refund", "/capture" or "/cancel") before the first byte,
 // the same retries, one flight per operation per process detached from
 // the caller, the same four outcomes through OutcomeOf, and is settled by
-// lookup where the adapter offers one (RefundFinder, ...).
+// lookup where the adapter offers one (Operator.FindOp).
 //
 // The intent's money is kept in a ledger: one more record per intent
 // ("<namespace>/ledger"), written only under its lease. Before an
@@ -119,9 +119,9 @@
 // These names are the seams, not the caller's API. An adapter implements
 // [Provider] (Name, Validate, NewChargeRequest, ReadCharge returning a
 // [Verdict]) and, where the provider allows, the optional interfaces found
-// by type assertion: [Finder] (look a charge up), [LookupGuard] (ask before
-// any resend), [SecretFielder], and for operations [Refunder],
-// [RefundFinder], [Capturer], [CaptureFinder], [Canceller], [CancelFinder].
+// by type assertion: [Finder] (look a charge up), [LookupBeforeResender] (ask before
+// any resend), [SecretFielder], and for refunds, captures and cancels
+// [Operator], told each operation's [OpType].
 // A store implements [KeyStore] and proves it with keystore/storetest.Run;
 // [Claim] and [ClaimConfig] are the lease protocol the client, the guard
 // and the webhook Deduper share over any store. ARCHITECTURE.md maps them.

@@ -43,11 +43,11 @@ import (
 //     succeeds. Charge.Attempt says which attempt a charge belongs to.
 //   - A succeeded intent answers every later call from the store, whatever
 //     its parameters: its charge, Replayed, ReplayedFrom
-//     idempay.ReplayFromStore, Attempts 0, and ParamsDiffer set when the
+//     idempay.ReplayFromStore, Requests 0, and ParamsDiffer set when the
 //     call's parameters are not the ones that succeeded.
 //   - After a refusal the provider keeps for the parameters (a decline, an
 //     invalid request), the same parameters answer that refusal again from
-//     the store (Attempts 0); other parameters (another card) begin the
+//     the store (Requests 0); other parameters (another card) begin the
 //     next attempt. After a failure that reached no provider (Unreachable,
 //     or a Fail with outcome failed), any call begins the next attempt. Such
 //     a failure, or an invalid request, on an attempt the call resumed is
@@ -193,7 +193,7 @@ func (f *FakeCharger) fromRecord(ctx context.Context, req idempay.ChargeRequest,
 			// Refused by an earlier attempt, another between: the same
 			// refusal again, as the Client answers it.
 			e := *refusal
-			e.Attempts = 0
+			e.Requests = 0
 			return nil, &e
 		}
 		key, err := r.nextKey(req)
@@ -235,7 +235,7 @@ func (f *FakeCharger) fromRecord(ctx context.Context, req idempay.ChargeRequest,
 func (f *FakeCharger) begin(r *fakeRecord, req idempay.ChargeRequest, fp, key string) *fakeRecord {
 	now := fakeNow()
 	if r == nil {
-		r = &fakeRecord{rec: idempay.Record{Namespace: fakeNamespace, IntentID: req.IntentID}}
+		r = &fakeRecord{rec: idempay.Record{Namespace: fakeNamespace, ID: req.IntentID}}
 		if f.intents == nil {
 			f.intents = map[string]*fakeRecord{}
 		}
@@ -304,11 +304,11 @@ func (f *FakeCharger) conclude(r *fakeRecord, req idempay.ChargeRequest, s step,
 }
 
 // fromStore answers a succeeded or pending intent as the Client does from
-// its store: nothing sent, so Attempts is 0.
+// its store: nothing sent, so Requests is 0.
 func (r *fakeRecord) fromStore(paramsDiffer bool) (*idempay.Charge, error) {
 	ch := copyCharge(r.charge)
 	ch.State = r.rec.State
-	ch.Replayed, ch.ReplayedFrom, ch.Attempts = true, idempay.ReplayFromStore, 0
+	ch.Replayed, ch.ReplayedFrom, ch.Requests = true, idempay.ReplayFromStore, 0
 	ch.ParamsDiffer = paramsDiffer && r.rec.State == idempay.StateSucceeded
 	return answerCharge(ch)
 }
@@ -317,14 +317,14 @@ func (r *fakeRecord) fromStore(paramsDiffer bool) (*idempay.Charge, error) {
 // the store for the same parameters.
 func (r *fakeRecord) storedFailure() error {
 	e := *r.failure
-	e.Attempts = 0
+	e.Requests = 0
 	return &e
 }
 
 // attemptOpen refuses a call with other parameters while the current
 // attempt is unknown or pending; a pending one comes with its charge.
 func (r *fakeRecord) attemptOpen() (*idempay.Charge, error) {
-	err := &idempay.ChargeError{IntentID: r.rec.IntentID, Key: r.rec.Key, Outcome: outcomeOfState(r.rec.State),
+	err := &idempay.ChargeError{IntentID: r.rec.ID, Key: r.rec.Key, Outcome: outcomeOfState(r.rec.State),
 		Err: fmt.Errorf("%w: attempt %d, %s, with other parameters; settle it before trying again",
 			idempay.ErrAttemptOpen, r.rec.Attempt, r.rec.State)}
 	if r.rec.State == idempay.StatePending {
@@ -339,7 +339,7 @@ func (r *fakeRecord) attemptOpen() (*idempay.Charge, error) {
 func answerCharge(ch *idempay.Charge) (*idempay.Charge, error) {
 	if ch.State == idempay.StatePending {
 		return ch, &idempay.ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: idempay.OutcomePending,
-			Attempts: ch.Attempts, Err: idempay.ErrPending}
+			Requests: ch.Requests, Err: idempay.ErrPending}
 	}
 	return ch, nil
 }
@@ -406,7 +406,7 @@ func answerCopy(ch *idempay.Charge, err error) (*idempay.Charge, error) {
 }
 
 func stoppedWaiting(intentID, key string, sent int, ctx context.Context) error {
-	return &idempay.ChargeError{IntentID: intentID, Key: key, Outcome: idempay.OutcomeUnknown, Attempts: sent,
+	return &idempay.ChargeError{IntentID: intentID, Key: key, Outcome: idempay.OutcomeUnknown, Requests: sent,
 		Err: fmt.Errorf("%w: %w", idempay.ErrStoppedWaiting, context.Cause(ctx))}
 }
 
@@ -441,7 +441,7 @@ func (f *FakeCharger) Unresolved(ctx context.Context) iter.Seq2[idempay.Record, 
 		}
 		f.mu.Unlock()
 		slices.SortFunc(open, func(a, b idempay.Record) int {
-			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.IntentID, b.IntentID))
+			return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 		})
 		for _, rec := range open {
 			if err := ctx.Err(); err != nil {

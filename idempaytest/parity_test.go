@@ -333,7 +333,7 @@ type observed struct {
 	Is      []string // the sentinels errors.Is finds
 	Refusal refusal
 	ErrKey  string // the ChargeError's key, as a class
-	ErrSent bool   // the ChargeError's Attempts > 0
+	ErrSent bool   // the ChargeError's Requests > 0
 	Charge  *seenCharge
 }
 
@@ -345,7 +345,7 @@ type seenCharge struct {
 	AuthorizeURL           string
 	Replayed, ParamsDiffer bool
 	ReplayedFrom           idempay.ReplaySource
-	Sent                   bool // Attempts > 0
+	Sent                   bool // Requests > 0
 	Attempt                int
 }
 
@@ -396,12 +396,12 @@ func observeAll(t *testing.T, rs []result, s side) ([]observed, seenRecord) {
 		slices.Sort(o.Is)
 		var ce *idempay.ChargeError
 		if errors.As(r.err, &ce) {
-			o.ErrKey, o.ErrSent = keys(ce.Key), ce.Attempts > 0
+			o.ErrKey, o.ErrSent = keys(ce.Key), ce.Requests > 0
 		}
 		if ch := r.ch; ch != nil {
 			o.Charge = &seenCharge{Key: keys(ch.Key), ID: ids(ch.ID), State: ch.State, Status: ch.Status,
 				Currency: ch.Currency, Amount: ch.Amount, AuthorizeURL: ch.AuthorizeURL, Replayed: ch.Replayed,
-				ParamsDiffer: ch.ParamsDiffer, ReplayedFrom: ch.ReplayedFrom, Sent: ch.Attempts > 0, Attempt: ch.Attempt}
+				ParamsDiffer: ch.ParamsDiffer, ReplayedFrom: ch.ReplayedFrom, Sent: ch.Requests > 0, Attempt: ch.Attempt}
 		}
 		out[i] = o
 	}

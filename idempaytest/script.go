@@ -60,7 +60,7 @@ func (s *IntentScript) add(name string, st step) *IntentScript {
 }
 
 // Succeed answers with a fresh synthetic success: ID FakeChargeID, the
-// attempt's key and number, the request's amount and currency, Attempts 1.
+// attempt's key and number, the request's amount and currency, Requests 1.
 // The intent has succeeded: every later call is answered from the store.
 func (s *IntentScript) Succeed() *IntentScript { return s.add("Succeed", step{kind: stepSucceed}) }
 
@@ -81,10 +81,10 @@ func (s *IntentScript) SucceedWith(ch idempay.Charge) *IntentScript {
 
 // Pending answers with a pending charge, as for 3-D Secure or a hosted
 // payment page: the charge (State idempay.StatePending, Status "pending",
-// ID FakeChargeID, Attempts 1) and an *idempay.ChargeError with outcome
+// ID FakeChargeID, Requests 1) and an *idempay.ChargeError with outcome
 // pending matching idempay.ErrPending. The attempt stays open: a call
 // with the same parameters is answered as pending from the store (Replayed,
-// ReplayFromStore, Attempts 0) until CompletePending or FailPending
+// ReplayFromStore, Requests 0) until CompletePending or FailPending
 // settles it; one with other parameters gets idempay.ErrAttemptOpen,
 // outcome pending.
 func (s *IntentScript) Pending() *IntentScript { return s.add("Pending", step{kind: stepPending}) }
@@ -99,14 +99,14 @@ func (s *IntentScript) PendingWith(ch idempay.Charge) *IntentScript {
 // CompletePending settles the pending charge as succeeded: the next call
 // with its parameters gets it as the Client gets a charge it looked up
 // (State succeeded, Replayed, ReplayedFrom idempay.ReplayFromLookup,
-// Attempts 0, no AuthorizeURL). It must follow a pending charge.
+// Requests 0, no AuthorizeURL). It must follow a pending charge.
 func (s *IntentScript) CompletePending() *IntentScript {
 	return s.add("CompletePending", step{kind: stepComplete})
 }
 
 // FailPending settles the pending charge as declined with declineCode (the
 // customer abandoned 3-D Secure, the voucher expired): the next call with
-// its parameters gets the decline, outcome failed, Attempts 0, shaped as
+// its parameters gets the decline, outcome failed, Requests 0, shaped as
 // Decline's but with the *idempay.APIError marked Replayed, as the Client
 // marks what a lookup found. The attempt has failed: a call with other parameters begins
 // the next one. It must follow a pending charge.
@@ -118,7 +118,7 @@ func (s *IntentScript) FailPending(declineCode string) *IntentScript {
 // "insufficient_funds"): outcome failed, errors.Is idempay.ErrDeclined,
 // and an *idempay.APIError (Provider "fake", status 402, type card_error,
 // code card_declined) for errors.As. The attempt has failed: the same
-// request gets the same decline from the store (Attempts 0); a request
+// request gets the same decline from the store (Requests 0); a request
 // with other parameters (another card) begins the next attempt.
 func (s *IntentScript) Decline(declineCode string) *IntentScript {
 	return s.add("Decline", step{kind: stepDecline, code: declineCode})
@@ -145,7 +145,7 @@ func (s *IntentScript) Unknown() *IntentScript { return s.add("Unknown", step{ki
 
 // InProgress answers as a Client whose intent is leased by another
 // instance sharing its store: outcome unknown, errors.Is
-// idempay.ErrInProgress, nothing sent (Attempts 0). The attempt stays open,
+// idempay.ErrInProgress, nothing sent (Requests 0). The attempt stays open,
 // as after Unknown. (A Client that got 409 on every attempt also says
 // ErrInProgress, and carries the 409 as an *idempay.APIError; script that
 // with Fail.)
@@ -195,7 +195,7 @@ func (s *IntentScript) Fail(err error) *IntentScript {
 // and Key join the flight and get its answer; other calls of the intent
 // wait for it to end. A caller whose context ends first gets an
 // *idempay.ChargeError matching idempay.ErrStoppedWaiting, outcome
-// unknown, with the attempt's key and the requests on the wire (Attempts),
+// unknown, with the attempt's key and the requests on the wire (Requests),
 // and the flight goes on: its outcome is recorded when release is closed,
 // and the next call is answered from it. Close release, or the held call
 // never returns.
@@ -384,7 +384,7 @@ func (s step) sends(scripted bool, st idempay.State) int {
 	case s.kind == stepInProgress:
 		return 0
 	case s.kind == stepFail && errors.As(s.err, &ce):
-		return ce.Attempts
+		return ce.Requests
 	case s.kind == stepFail:
 		return 0
 	}
@@ -424,7 +424,7 @@ const fakeURL = "https://charger.idempaytest.invalid" + ChargePath
 func (s step) answer(req idempay.ChargeRequest, r *fakeRecord, fresh bool) answer {
 	key := r.rec.Key
 	fail := func(o idempay.Outcome, attempts int, err error) answer {
-		a := answer{err: &idempay.ChargeError{IntentID: req.IntentID, Key: key, Outcome: o, Attempts: attempts, Err: err}}
+		a := answer{err: &idempay.ChargeError{IntentID: req.IntentID, Key: key, Outcome: o, Requests: attempts, Err: err}}
 		if o == idempay.OutcomeFailed {
 			a.state = idempay.StateFailed
 		}
@@ -468,7 +468,7 @@ func (s step) answer(req idempay.ChargeRequest, r *fakeRecord, fresh bool) answe
 	case stepComplete:
 		ch := copyCharge(r.charge)
 		ch.State, ch.Status, ch.AuthorizeURL = idempay.StateSucceeded, string(idempay.StateSucceeded), ""
-		ch.Replayed, ch.ReplayedFrom, ch.Attempts = true, idempay.ReplayFromLookup, 0
+		ch.Replayed, ch.ReplayedFrom, ch.Requests = true, idempay.ReplayFromLookup, 0
 		return answer{charge: ch, state: idempay.StateSucceeded}
 	}
 	ch := s.charged(req, r)
@@ -503,7 +503,7 @@ func (s step) charged(req idempay.ChargeRequest, r *fakeRecord) *idempay.Charge 
 	ch.Currency = cmp.Or(ch.Currency, strings.ToUpper(req.Currency))
 	ch.ParamsDiffer = false
 	if !ch.Replayed || ch.ReplayedFrom == idempay.ReplayFromServer {
-		ch.Attempts = cmp.Or(ch.Attempts, 1) // a store replay sends nothing
+		ch.Requests = cmp.Or(ch.Requests, 1) // a store replay sends nothing
 	}
 	return &ch
 }

@@ -87,7 +87,7 @@
 // # The books
 //
 // Ledger records each successful or authorised charge the API made
-// (WithNeighbours' charges, another integration's, are not in them) and
+// (WithNeighbors' charges, another integration's, are not in them) and
 // each refund, capture and reverse, in the same step as the answer;
 // CheckMoney proves none was made twice or beyond the charge (see
 // idempaytest/fakes). fakes.Settings.Lenient makes the fake carry out what Omise

@@ -18,7 +18,7 @@ func TestVolatileModelMarker(t *testing.T) {
 	r := newCrashRig(modelVolatile)
 	reserve := func(owner, intent string) bool {
 		t.Helper()
-		res, err := r.s.Reserve(context.Background(), idempay.ReserveRequest{Namespace: "ns", IntentID: intent, Attempt: 1,
+		res, err := r.s.Reserve(context.Background(), idempay.ReserveRequest{Namespace: "ns", ID: intent, Attempt: 1,
 			Key: "k-" + intent, Fingerprint: "fp", Owner: owner, Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)

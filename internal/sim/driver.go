@@ -146,7 +146,7 @@ func (c *client) unresolved(ctx context.Context, limit int, _ string) (ids []str
 		if err != nil {
 			return ids, "", err
 		}
-		ids = append(ids, rec.IntentID)
+		ids = append(ids, rec.ID)
 		if len(ids) >= 50*limit {
 			break
 		}
@@ -177,7 +177,7 @@ type pastView struct {
 }
 
 func view(r idempay.Record) recView {
-	blob := fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", r.Namespace, r.IntentID, r.Key,
+	blob := fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", r.Namespace, r.ID, r.Key,
 		r.Fingerprint, r.LeaseOwner, r.ProviderRef)
 	v := recView{key: r.Key, state: string(r.State), owner: r.LeaseOwner, leaseUntil: r.LeaseUntil, attempt: r.Attempt,
 		createdAt: r.CreatedAt, closedAt: r.ClosedAt, closed: r.State.Closed(), blob: append(blob, r.Result...)}
@@ -330,7 +330,7 @@ func (s *hookedStore) do(ctx context.Context, sc storeCall, f func(context.Conte
 
 func (s *hookedStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	var res idempay.Reservation
-	err := s.do(ctx, storeCall{op: "reserve", ns: r.Namespace, intent: r.IntentID, key: r.Key, owner: r.Owner},
+	err := s.do(ctx, storeCall{op: "reserve", ns: r.Namespace, intent: r.ID, key: r.Key, owner: r.Owner},
 		func(ctx context.Context, in idempay.KeyStore) (storeAnswer, error) {
 			var err error
 			res, err = in.Reserve(ctx, r)
@@ -343,7 +343,7 @@ func (s *hookedStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (id
 }
 
 func (s *hookedStore) Resolve(ctx context.Context, res idempay.Resolution) error {
-	return s.do(ctx, storeCall{op: "resolve", ns: res.Namespace, intent: res.IntentID, key: res.Key, owner: res.LeaseOwner, state: string(res.State)},
+	return s.do(ctx, storeCall{op: "resolve", ns: res.Namespace, intent: res.ID, key: res.Key, owner: res.LeaseOwner, state: string(res.State)},
 		func(ctx context.Context, in idempay.KeyStore) (storeAnswer, error) {
 			return storeAnswer{}, in.Resolve(ctx, res)
 		})

@@ -78,7 +78,7 @@ func (w *world) hostOpened(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	res, err := s.Reserve(ctx, idempay.ReserveRequest{Namespace: "sim-hostclock", IntentID: fmt.Sprintf("start-%d", w.host.starts),
+	res, err := s.Reserve(ctx, idempay.ReserveRequest{Namespace: "sim-hostclock", ID: fmt.Sprintf("start-%d", w.host.starts),
 		Attempt: 1, Key: "probe", Fingerprint: "probe", Owner: "sim", Lease: time.Second})
 	leave()
 	if err != nil {

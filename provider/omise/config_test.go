@@ -33,7 +33,7 @@ func TestNewRefusesOmiseMisconfiguration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := idempay.New(idempay.Config{BaseURL: tc.base, Credentials: tc.creds, Provider: omise.Provider{}, Store: memstore.New()})
-			require.ErrorIs(t, err, idempay.ErrInvalidConfig)
+			require.ErrorIs(t, err, idempay.ErrConfig)
 			var ce *idempay.ConfigError
 			require.True(t, errors.As(err, &ce), "%T", err)
 			assert.Equal(t, tc.field, ce.Field)

@@ -8,7 +8,7 @@
 // with a charge under its key. The
 // intent's key is sent as Idempotency-Key too, but Omise documents neither
 // de-duplication by key nor a replay header, so nothing relies on it:
-// Provider implements idempay.LookupGuard, and the Client asks FindCharge
+// Provider implements idempay.LookupBeforeResender, and the Client asks FindCharge
 // before every resend of a key that may have reached Omise. A charge found
 // settles the intent without resending; only a lookup that proves no
 // charge exists allows the resend.
@@ -56,8 +56,8 @@
 //
 // # Refunds, captures and reverses
 //
-// Provider implements idempay.Refunder, Capturer and Canceller and their
-// finders: POST /charges/{id}/refunds (tagged like charges, with the
+// Provider implements idempay.Operator for the three, and looks each up:
+// POST /charges/{id}/refunds (tagged like charges, with the
 // refund ID in metadata[idempay_op]), /capture (capture_amount) and
 // /reverse, lookup-guarded like charges. A refund is found by reading the
 // charge's refunds for its tags, and only two passes without it

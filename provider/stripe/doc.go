@@ -22,7 +22,7 @@
 //		Store:       store,
 //	})
 //
-// New refuses (idempay.ErrInvalidConfig) what would fail on the first
+// New refuses (idempay.ErrConfig) what would fail on the first
 // send: no secret key or a publishable one, a BaseURL ending in /v1 (the
 // adapter appends it), a Connect setting that could mix accounts' records;
 // see Provider.CheckConfig.
@@ -55,8 +55,8 @@
 //
 // # Refunds, captures and cancels
 //
-// Provider implements idempay.Refunder, Capturer and Canceller and their
-// finders (see OPERATIONS.md in this directory for the tables): POST
+// Provider implements idempay.Operator for refunds, captures and cancels,
+// and looks each up (see OPERATIONS.md in this directory for the tables): POST
 // /v1/refunds, POST /v1/payment_intents/{id}/capture and /cancel, each
 // under the operation's key. A refund is tagged as a charge is, with the
 // refund ID in metadata[idempay_op] besides the intent, namespace and
@@ -82,7 +82,7 @@
 //
 // # Lookups
 //
-// Provider implements idempay.Finder but not idempay.LookupGuard: Stripe
+// Provider implements idempay.Finder but not idempay.LookupBeforeResender: Stripe
 // de-duplicates by key, so a resend within the window is answered by a
 // replay and needs no lookup first. FindCharge retrieves the PaymentIntent
 // by ID when the intent's record holds one, and otherwise searches by

@@ -39,7 +39,7 @@ func TestNewRefusesTwoC2PMisconfiguration(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := idempay.New(idempay.Config{BaseURL: tc.base, Credentials: tc.creds, Provider: tc.p, Store: memstore.New()})
-			require.ErrorIs(t, err, idempay.ErrInvalidConfig)
+			require.ErrorIs(t, err, idempay.ErrConfig)
 			var ce *idempay.ConfigError
 			require.True(t, errors.As(err, &ce), "%T", err)
 			assert.Equal(t, tc.field, ce.Field)

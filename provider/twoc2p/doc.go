@@ -11,7 +11,7 @@
 // after a definite failure, a charge with other parameters begins attempt
 // n+1 with a new key and an invoice of its own, and Payment Inquiry asks
 // about the record's attempt's invoice, never an earlier one's. The adapter
-// is an idempay.LookupGuard: before any resend of an intent that may have
+// is an idempay.LookupBeforeResender: before any resend of an intent that may have
 // reached 2C2P, and after any lost or unclassifiable answer (9015 included), the
 // Client asks Payment Inquiry. Found settles the intent and is reported as
 // a replay (idempay.ReplayFromLookup); 2002 "not found" proves that sending
