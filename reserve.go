@@ -136,7 +136,7 @@ func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Re
 	rec := res.Record
 	if err := c.saveStoreClock(ctx); err != nil {
 		c.release(ctx, claim)
-		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: err}
+		return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeUnknown, Err: err}
 	}
 	age, known := claim.attemptAge(res)
 	if known && !res.Created && age < c.retention && rec.State != StatePending {

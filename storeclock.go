@@ -159,7 +159,7 @@ func (c *Client) saveStoreClock(ctx context.Context) error {
 			slog.Duration("ahead", facts.Ahead))
 	}
 	for _, id := range ids {
-		_, err := c.store.Reserve(ctx, ReserveRequest{Namespace: clockNamespace(c.namespace), IntentID: id, Attempt: 1,
+		_, err := c.store.Reserve(ctx, ReserveRequest{Namespace: clockNamespace(c.namespace), ID: id, Attempt: 1,
 			Key: id, Fingerprint: clockFingerprint, Owner: c.claims.NewOwner(), Lease: c.claims.Lease})
 		if err != nil {
 			return fmt.Errorf("%w: store clock facts: %w", ErrStore, err)
@@ -175,7 +175,7 @@ func (c *Client) saveStoreClock(ctx context.Context) error {
 func (c *Client) keepStoreClock(ctx context.Context, rec Record) {
 	if err := c.saveStoreClock(ctx); err != nil {
 		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: could not keep what was seen of the store's clock",
-			slog.String("intent", rec.IntentID), slog.String("error", err.Error()))
+			slog.String("intent", rec.ID), slog.String("error", err.Error()))
 	}
 }
 
@@ -188,7 +188,7 @@ func (c *Client) storeClockFacts(ctx context.Context) (clockFacts, error) {
 			return c.claims.floor.merge(clockFacts{}), fmt.Errorf("%w: store clock facts: %w", ErrStore, err)
 		}
 		for _, r := range recs {
-			stored = stored.union(parseClockFact(r.IntentID))
+			stored = stored.union(parseClockFact(r.ID))
 		}
 		if len(recs) < 100 {
 			return c.claims.floor.merge(stored), nil
@@ -223,7 +223,7 @@ func (c *Client) ageTrusted(ctx context.Context, rec Record) bool {
 	facts, err := c.storeClockFacts(ctx)
 	if err != nil {
 		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: store clock facts unreadable; the key's age is not trusted",
-			slog.String("intent", rec.IntentID), slog.String("error", err.Error()))
+			slog.String("intent", rec.ID), slog.String("error", err.Error()))
 		return false
 	}
 	return facts.SteppedFrom.IsZero() || rec.CreatedAt.After(facts.SteppedFrom)
