@@ -71,7 +71,10 @@ type Config struct {
 	// Clock returns the time, for elapsed-time measures only (backoff,
 	// lease time left): every age that decides whether a key may be resent
 	// comes from the store's clock. It must not jump back; tests inject a
-	// fake. Default time.Now.
+	// fake. Its readings are also held against the store's, to notice a
+	// store clock that runs ahead (lookups then start their windows that
+	// much earlier), so a fake far behind the store's clock only widens
+	// lookups. Default time.Now.
 	Clock func() time.Time
 	// NewKey makes an idempotency key for a new attempt. Default: UUID v4.
 	NewKey func() string

@@ -134,7 +134,16 @@ func refusedBefore(rec Record, fp string) (Record, bool) {
 // claimed goes on with a record this flight holds the lease of.
 func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Reservation, prog *progress) (*Charge, error) {
 	rec := res.Record
+	if err := c.saveStoreClock(ctx); err != nil {
+		c.release(ctx, claim)
+		return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeUnknown, Err: err}
+	}
 	age, known := claim.attemptAge(res)
+	if known && !res.Created && age < c.retention && rec.State != StatePending {
+		// Young on the store's clock: unless the fleet saw that clock step
+		// back since the key was reserved (storeclock.go).
+		known = c.ageTrusted(ctx, rec)
+	}
 	switch {
 	case rec.State == StatePending:
 		return c.settlePending(ctx, op, claim, rec)
@@ -155,6 +164,7 @@ func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Re
 	}
 	v, cause := f.run()
 	c.writeJournal(ctx, f)
+	c.keepStoreClock(ctx, rec) // a step a renewal saw, for the fleet
 	return c.conclude(ctx, f, v, cause)
 }
 

@@ -83,7 +83,7 @@ func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, 
 	}
 	cause := fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
 	if !known {
-		cause = fmt.Errorf("%w: reserved %s, after the store's clock now reads (it stepped back): the key's age is unknown",
+		cause = fmt.Errorf("%w: reserved %s; the key's age is unknown (the store's clock stepped back since, or what is known of it could not be read)",
 			ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
 	}
 	// Not found proves nothing was charged only for a key past retention,
@@ -156,6 +156,10 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 // find asks the provider for the record's operation, outside the attempt
 // count.
 func (c *Client) find(ctx context.Context, op operation, rec Record) (Verdict, error) {
+	rec, err := c.lookupRecord(ctx, rec) // a window from CreatedAt must start before the charge
+	if err != nil {
+		return Verdict{Kind: KindUnknown}, err
+	}
 	return op.find(withProbe(ctx, nil), c.hc, c.target, rec)
 }
 

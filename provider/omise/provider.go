@@ -54,7 +54,10 @@ type Provider struct {
 	// was reserved, for clock differences between the KeyStore, whose
 	// clock stamps the reservation (Record.CreatedAt: PostgreSQL's now(),
 	// Redis's TIME, the file store's host), and Omise (whose charges are
-	// created after the reservation, in true time).
+	// created after the reservation, in true time). The Client has already
+	// moved CreatedAt back by the most any of its fleet saw the store's
+	// clock read ahead of its own host's, so ClockSkew covers what no
+	// Client saw: the hosts' own error against true time.
 	// A charge missed because the skew was larger is not resent into a
 	// second charge (its token was used), but it keeps the intent unknown
 	// until found. Default DefaultClockSkew.
