@@ -149,6 +149,7 @@ type apiErrorBody struct {
 	Type        string `json:"type"`
 	Code        string `json:"code,omitempty"`
 	DeclineCode string `json:"decline_code,omitempty"`
+	Param       string `json:"param,omitempty"`
 	Message     string `json:"message,omitempty"`
 }
 
