@@ -77,7 +77,7 @@ type Deduper struct {
 // tenant's event can never be taken for another's. It is refused if store
 // is nil, provider is not 1 to 32 characters of [a-z0-9_-], or account is
 // empty, longer than 200 bytes or not printable ASCII. Options: WithLease,
-// WithClock, WithInstance, WithFingerprint.
+// WithInstance, WithFingerprint.
 func NewDeduper(store idempay.KeyStore, provider, account string, opts ...DeduperOption) (*Deduper, error) {
 	if store == nil {
 		return nil, errors.New("webhook: NewDeduper: nil KeyStore")
