@@ -71,7 +71,7 @@ func NewUnstartedServer(opts ...Option) *Server {
 func (s *Server) gate() *faults.Gate {
 	g := s.cfg.Gate(s.Script)
 	g.Unavailable = func(w http.ResponseWriter) {
-		writeJSON(w, http.StatusServiceUnavailable, (&apiError{Type: typeAPI,
+		writeJSON(w, http.StatusServiceUnavailable, (&apiError{Type: faults.TypeAPI,
 			Message: "Stripe is temporarily unavailable."}).body())
 	}
 	g.Mark = func(h http.Header, status int, replayed bool) {
@@ -125,7 +125,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h(w, r)
 		return
 	}
-	writeError(w, http.StatusNotFound, &apiError{Type: typeInvalid,
+	writeError(w, http.StatusNotFound, &apiError{Type: faults.TypeInvalid,
 		Message: "Unrecognized request URL (" + r.Method + ": " + r.URL.Path + ")"})
 }
 
