@@ -13,6 +13,7 @@
 //     charged twice. The fakes of Stripe, Omise and 2C2P are in
 //     idempaytest/stripetest, idempaytest/omisetest and
 //     idempaytest/twoc2ptest; idempaytest/clients wires a client to each.
+//
 //   - FakeCharger: an idempay.Charger for code that takes one, with no
 //     network. It is a real idempay.Client over an in-process provider
 //     that answers from a script, one step per call that sends:
@@ -20,6 +21,7 @@
 //     fake.OnIntent("order-1").Unknown().Succeed()
 //
 //     Its rules are the Client's, because the Client answers.
+//
 //   - httpmock responders (ChargeResponder, PendingResponder,
 //     DropResponder, ...): one exact answer of the contract per request,
 //     registered on an httpmock.MockTransport given to the client through
