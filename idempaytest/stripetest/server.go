@@ -52,11 +52,7 @@ func NewServer(opts ...Option) *Server {
 // option is refused.
 func NewUnstartedServer(opts ...Option) *Server {
 	var c config
-	for _, opt := range opts {
-		if err := opt(&c); err != nil {
-			panic("stripetest: NewServer: " + err.Error())
-		}
-	}
+	faults.Apply("stripetest", &c, opts)
 	c.Settings = c.WithDefaults()
 	s := &Server{Script: fakes.NewScript(c.Faults, c.Seed), cfg: c, ledger: &fakes.Ledger{},
 		keys: faults.NewKeyTable(c.Lease, c.Retention), intents: newIntentStore()}
