@@ -18,7 +18,7 @@ func TestNewRefusesTwoC2PMisconfiguration(t *testing.T) {
 			Credentials: tc2pSecret, Field: "BaseURL"},
 		conformance.ConfigCase{Name: "a maintenance URL without a host", Credentials: tc2pSecret,
 			Provider: twoc2p.Provider{MerchantID: tc2pMerchant, MaintenanceURL: "/PaymentAction/2.0/action"},
-			Field: "Provider.MaintenanceURL"},
+			Field:    "Provider.MaintenanceURL"},
 		conformance.ConfigCase{Name: "manual settlement without the keys", Credentials: tc2pSecret,
 			Provider: twoc2p.Provider{MerchantID: tc2pMerchant, ManualSettlement: true}, Field: "Provider.Maintenance"},
 	))
