@@ -35,5 +35,5 @@
 // Stored records expire with the store's Expire from the time they closed:
 // keep them longer than any client retries (24 hours at least). What the
 // frontend is answered per outcome, what is stored, the costs and
-// streaming are described in docs/guard.md.
+// streaming are described in README.md in this directory.
 package guard

@@ -35,6 +35,6 @@
 // (provider/omise's IntentOfCharge) and call Client.Settle. Handled events
 // expire with the store's Expire: keep them longer than the provider may
 // redeliver. Omise's scheme follows independent implementations, not
-// official text (docs/webhooks.md). For tests, idempaytest's
+// official text (README.md in this directory). For tests, idempaytest's
 // SignStripeWebhook and SignOmiseWebhook sign bodies.
 package webhook

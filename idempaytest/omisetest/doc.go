@@ -29,5 +29,5 @@
 // or beyond the charge.
 //
 // It imports no adapter, as stripetest does not. Every status, code and
-// object it answers is in docs/fakes.md.
+// object it answers is in README.md in this directory.
 package omisetest

@@ -107,7 +107,7 @@ func (s *Server) Complete(id string, succeed bool) bool {
 // Charge returns a copy of a stored charge.
 func (s *Server) Charge(id string) (Charge, bool) { return s.store.get(id) }
 
-// ServeHTTP routes the endpoints the fake serves (see the package doc).
+// ServeHTTP routes the endpoints the fake serves (see README.md).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.CloseConnections {
 		w.Header().Set("Connection", "close")

@@ -31,5 +31,5 @@
 //
 // It imports no adapter: a second implementation of the wire checks the
 // adapter rather than agreeing with it by construction. Every status,
-// code and object it answers is in docs/fakes.md.
+// code and object it answers is in README.md in this directory.
 package stripetest

@@ -104,7 +104,7 @@ func (s *Server) Stats() Stats {
 		ByAccount: s.byAccount.snapshot()}
 }
 
-// ServeHTTP routes the endpoints the fake serves (see the package doc).
+// ServeHTTP routes the endpoints the fake serves (see README.md).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Request-Id", newID("req_"))
 	s.byAccount.add(r.Header.Get(connectHeader))

@@ -24,5 +24,5 @@
 // idempotencyID opened two transactions.
 //
 // Every code and answer it gives, and what it chose where 2C2P's public
-// documentation is silent, is in docs/fakes.md.
+// documentation is silent, is in README.md in this directory.
 package twoc2ptest

@@ -22,5 +22,5 @@
 // GET on the charge path with ?order_id= looks a charge up. Refunds,
 // captures and cancels (Config.RefundPath, CapturePath, CancelPath) keep
 // the charge's key semantics. The Ledger and OpLedger prove that nothing
-// was charged or refunded twice. The details are in docs/fakes.md.
+// was charged or refunded twice. The details are in README.md in this directory.
 package refserver

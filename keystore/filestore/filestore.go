@@ -29,7 +29,7 @@
 // pending records are never deleted.
 //
 // How writes, the clock, the layout and damage are handled is in
-// docs/stores.md; the figures are in docs/performance.md.
+// README.md in this directory; the figures are in docs/performance.md.
 package filestore
 
 import (
@@ -275,10 +275,10 @@ func (s *Store) Close() error {
 }
 
 // Path returns the path of the store file. Its log is the file at Path()
-// with "-log" appended (see the package documentation).
+// with "-log" appended (see README.md).
 func (s *Store) Path() string { return s.db.Path() }
 
 // VoidedLeases returns how many leases Open voided: those of the open and
 // pending records of a previous holder that let go of the file without
-// Close (see the package documentation).
+// Close (see README.md).
 func (s *Store) VoidedLeases() int { return s.voided }

@@ -24,5 +24,5 @@
 // another's. A charge on the happy path costs two round trips.
 //
 // The schema's versions, the round trips, durability and time are
-// described in docs/stores.md.
+// described in README.md in this directory.
 package postgres

@@ -28,5 +28,5 @@
 // records, and Expire walks the settled index otherwise.
 //
 // Durability, loss detection, the clock, the key layout and the costs are
-// described in docs/stores.md.
+// described in README.md in this directory.
 package redis
