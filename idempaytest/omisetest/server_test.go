@@ -1,16 +1,14 @@
 package omisetest
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/internal/faults/faultstest"
 )
 
 type reply struct {
@@ -33,22 +31,8 @@ func newClient(t *testing.T, opts ...Option) *client {
 }
 
 func (c *client) do(method, path, key string, form url.Values, user, pass string) (reply, error) {
-	c.t.Helper()
-	r, _ := http.NewRequest(method, c.url+path, strings.NewReader(form.Encode()))
-	r.SetBasicAuth(user, pass)
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if key != "" {
-		r.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := c.hc.Do(r)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var body map[string]any
-	_ = json.Unmarshal(raw, &body)
-	return reply{resp.StatusCode, resp.Header, body}, nil
+	r, err := faultstest.Send(c.hc, method, c.url+path, key, form, func(r *http.Request) { r.SetBasicAuth(user, pass) })
+	return reply{r.Status, r.Header, r.Body}, err
 }
 
 func (c *client) charge(key string, form url.Values) reply {
