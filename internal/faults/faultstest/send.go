@@ -40,3 +40,21 @@ func Send(hc *http.Client, method, target, key string, form url.Values, auth fun
 	_ = json.Unmarshal(raw, &body) // not every answer is JSON: Body stays nil
 	return Reply{Status: resp.StatusCode, Header: resp.Header, Body: body}, err
 }
+
+// Conn sends to one fake, each request on a new connection, so that every
+// drop the fake makes reaches the test (net/http resends a keyed request
+// on a reused connection that failed).
+type Conn struct {
+	URL string
+	HC  *http.Client
+}
+
+// NewConn returns a Conn to the fake at url.
+func NewConn(url string) Conn {
+	return Conn{URL: url, HC: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
+}
+
+// Do sends form to path as Send does.
+func (c Conn) Do(method, path, key string, form url.Values, auth func(*http.Request)) (Reply, error) {
+	return Send(c.HC, method, c.URL+path, key, form, auth)
+}
