@@ -48,6 +48,7 @@ type FakeCharger struct {
 	mu      sync.Mutex
 	scripts map[string][]step
 	pending map[string]wireCharge // the pending charge of an intent, as the provider keeps it
+	byKey   map[string]wireCharge // charges the provider made under a key (a Post fault's)
 	sent    map[string][]Sent
 	calls   []Call
 }

@@ -509,3 +509,43 @@ func TestFakeChargerDerivesTheAttemptKeyOfABaseKey(t *testing.T) {
 	assert.Equal(t, 2, ch.Attempt)
 	assert.Equal(t, idempay.AttemptKey("frontend-key-1", 2), ch.Key)
 }
+
+// The one Fault scripts the fake as it scripts the servers: a Post fault
+// charges and loses the answer, and the resume under the same key is
+// answered by the provider's replay; a Pre fault charges nothing.
+func TestFakeChargerFaultThenSuccess(t *testing.T) {
+	t.Parallel()
+	var fake idempaytest.FakeCharger
+	fake.OnIntent("post").Fault(idempaytest.Post)
+	fake.OnIntent("pre").Fault(idempaytest.Pre).Succeed()
+	req := idempaytest.Request("post", 100)
+
+	_, err := fake.Charge(ctx, req)
+	require.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+	ch, err := fake.Charge(ctx, req)
+	require.NoError(t, err)
+	assert.True(t, ch.Replayed)
+	assert.Equal(t, idempay.ReplayFromServer, ch.ReplayedFrom, "the provider's stored answer")
+	sent := fake.Sent("post")
+	require.Len(t, sent, 2)
+	assert.Equal(t, sent[0].Key, sent[1].Key, "resumed under the same key")
+
+	_, err = fake.Charge(ctx, idempaytest.Request("pre", 100))
+	require.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+	ch, err = fake.Charge(ctx, idempaytest.Request("pre", 100))
+	require.NoError(t, err)
+	assert.False(t, ch.Replayed, "nothing was charged before")
+
+	// A lost answer, a 500 or a 503 on the last request the client may
+	// send: the client cannot tell that nothing moved.
+	for _, f := range []idempaytest.Fault{idempaytest.Mid, idempaytest.Internal, idempaytest.Unavailable} {
+		id := "fault-" + f.String()
+		fake.OnIntent(id).Fault(f)
+		_, err := fake.Charge(ctx, idempaytest.Request(id, 100))
+		assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err), "%s: %v", f, err)
+		ch, err := fake.Charge(ctx, idempaytest.Request(id, 100))
+		if assert.NoError(t, err, f) {
+			assert.False(t, ch.Replayed, "%s charged nothing", f)
+		}
+	}
+}

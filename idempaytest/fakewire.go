@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/idempaytest/fakes"
 )
 
 // fakeProvider is the own-API adapter the FakeCharger's client speaks
@@ -97,10 +98,10 @@ func (w fakeWire) RoundTrip(req *http.Request) (*http.Response, error) {
 	if lookup {
 		return w.f.lookedUp(req, in.OrderID, s, scripted), nil
 	}
-	if !scripted {
+	if !scripted || (s.kind == stepFault && s.fault == fakes.None) {
 		s = step{kind: stepSucceed}
 	}
-	return w.f.charged(req, in, s)
+	return w.f.charged(req, in, key, s)
 }
 
 // arrived fires the hooks a real transport fires once the request is
@@ -116,9 +117,20 @@ func arrived(req *http.Request) {
 	}
 }
 
-// charged answers a charge request with step s.
-func (f *FakeCharger) charged(req *http.Request, in wireBody, s step) (*http.Response, error) {
+// charged answers a charge request under key with step s; a key the
+// provider charged under before is answered with that charge, replayed.
+func (f *FakeCharger) charged(req *http.Request, in wireBody, key string, s step) (*http.Response, error) {
+	f.mu.Lock()
+	done, replay := f.byKey[key]
+	f.mu.Unlock()
+	if replay {
+		resp := jsonResponse(req, http.StatusCreated, done)
+		resp.Header.Set(ReplayHeader, "true")
+		return resp, nil
+	}
 	switch s.kind {
+	case stepFault:
+		return f.faulted(req, in, key, s.fault)
 	case stepDecline:
 		return DeclineResponder(s.code)(req)
 	case stepReject:
@@ -154,6 +166,27 @@ func (f *FakeCharger) charged(req *http.Request, in wireBody, s step) (*http.Res
 		resp.Header.Set(ReplayHeader, "true")
 	}
 	return resp, nil
+}
+
+// faulted answers a charge request as a server struck by fault does.
+func (f *FakeCharger) faulted(req *http.Request, in wireBody, key string, fault Fault) (*http.Response, error) {
+	switch fault {
+	case fakes.Unavailable:
+		return errorResponder(http.StatusServiceUnavailable, apiErrorBody{Type: "api_error",
+			Code: "service_unavailable", Message: "try again later"})(req)
+	case fakes.Internal:
+		return errorResponder(http.StatusInternalServerError, apiErrorBody{Type: "api_error",
+			Code: "internal_error", Message: "the request failed on the server"})(req)
+	case fakes.Post:
+		f.mu.Lock()
+		if f.byKey == nil {
+			f.byKey = map[string]wireCharge{}
+		}
+		f.byKey[key] = wireCharge{OrderID: in.OrderID, ChargeID: FakeChargeID(in.OrderID), Status: "succeeded",
+			Amount: in.Amount, Currency: in.Currency}
+		f.mu.Unlock()
+	}
+	return nil, ErrDropped // Pre, Mid, Post: the connection closes before the answer
 }
 
 // lookedUp answers a lookup of the intent's pending charge: settled by a

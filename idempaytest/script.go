@@ -109,6 +109,15 @@ func (s *IntentScript) InProgress() *IntentScript { return s.add(step{kind: step
 // it is unknown, since an earlier request with its key may have charged.
 func (s *IntentScript) Unreachable() *IntentScript { return s.add(step{kind: stepUnreachable}) }
 
+// Fault answers the next request as a provider server struck by f does
+// (see Fault's values): Pre and Mid lose the answer with nothing charged;
+// Post charges and loses the answer, and the provider answers any later
+// request under that key with the stored charge, marked replayed;
+// Unavailable answers 503 and Internal 500, nothing charged. The caller
+// gets outcome unknown from each: none tells the client that nothing
+// moved. None lets the request through as if unscripted.
+func (s *IntentScript) Fault(f Fault) *IntentScript { return s.add(step{kind: stepFault, fault: f}) }
+
 // Invalid makes the adapter refuse the next call's input, naming field,
 // before the store is looked at: a bare *idempay.ValidationError, and
 // nothing is remembered or sent.
@@ -141,6 +150,7 @@ const (
 	stepInProgress
 	stepUnreachable
 	stepInvalid
+	stepFault
 	stepWait
 )
 
@@ -151,6 +161,7 @@ type step struct {
 	code   string          // stepDecline, stepFailPending
 	field  string          // stepInvalid, stepReject
 	gate   <-chan struct{} // stepWait
+	fault  Fault           // stepFault
 }
 
 func (s step) settles() bool { return s.kind == stepComplete || s.kind == stepFailPending }
