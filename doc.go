@@ -1,12 +1,10 @@
 // Package idempay charges a payment exactly once, however often the
 // network, the provider or the calling process fails on the way.
 //
-// A payment intent (the caller's order ID) gets one idempotency key. The
-// key is written to a KeyStore before the first byte of the charge is
-// sent, and every retry, every call after a crash or a restart, and every
-// instance of the service sharing the store sends that same key. The
-// provider de-duplicates by key; idempay makes sure the key is never lost,
-// never changed, and never resent after the provider has forgotten it.
+// A payment intent (the caller's order ID) gets one idempotency key,
+// written to a KeyStore before the first byte is sent and sent again by
+// every retry, restart and instance sharing the store; idempay makes sure
+// it is never lost, never changed, never resent once the provider forgot.
 //
 // # Start here
 //
@@ -26,18 +24,12 @@
 //   - Unknown: money may have moved (ErrOutcomeUnknown). Charge the intent
 //     again, with the same request, to resume under the same key.
 //
-// Timeouts, connection errors, 5xx, 409 and 429 are retried with backoff
-// (RetryPolicy); declines and validation errors are not.
-//
 // Client.Refund, Client.Capture and Client.Cancel act on a charged intent
-// with the same discipline, each under an operation ID the caller keeps.
-// A ledger per intent refuses, before the first byte, a refund beyond the
-// charge or a second capture, whatever crashes where; Client.Ledger reads
-// it. See docs/refunds.md.
-//
-// Stores: keystore/memstore (tests), keystore/filestore (durable, one
-// process), keystore/postgres and keystore/redis (fleets). Providers:
-// OwnAPI (a merchant's own API) here, provider/stripe, provider/omise and
+// with the same discipline, each under an operation ID the caller keeps; a
+// ledger per intent refuses a refund beyond the charge, whatever crashes
+// where (docs/refunds.md). Stores: keystore/memstore (tests),
+// keystore/filestore (one process), keystore/postgres and keystore/redis
+// (fleets). Providers: OwnAPI here, provider/stripe, provider/omise,
 // provider/twoc2p.
 //
 // # For adapter and store authors
