@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"time"
 
@@ -132,14 +131,7 @@ func UnavailableResponder(retryAfter time.Duration) httpmock.Responder {
 func DropResponder() httpmock.Responder {
 	return func(req *http.Request) (*http.Response, error) {
 		_, _ = readAll(req)
-		if trace := httptrace.ContextClientTrace(req.Context()); trace != nil {
-			if trace.WroteHeaders != nil {
-				trace.WroteHeaders()
-			}
-			if trace.WroteRequest != nil {
-				trace.WroteRequest(httptrace.WroteRequestInfo{})
-			}
-		}
+		arrived(req)
 		return nil, ErrDropped
 	}
 }
