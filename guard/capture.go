@@ -6,17 +6,25 @@ import (
 	"time"
 )
 
-// capture is the ResponseWriter the guarded handler writes to. Everything
-// goes through to the client as it is written (so Flush works and a slow
-// handler streams); on the way it records the status, the headers as they
-// were when the status was sent, and the body as the handler wrote it (not
-// as far as the connection took it: a client gone, a TimeoutHandler
-// outside), up to a limit, for the store.
+// capture is the ResponseWriter the guarded handler writes to. On the
+// way it records the status, the headers as they were when the status was
+// sent, and the body as the handler wrote it (not as far as the connection
+// took it: a client gone, a TimeoutHandler outside), up to a limit, for the
+// store.
 //
-// A request already marked unsettled when its status is written is held
-// instead: nothing reaches the client until the guard has written the
-// record's final state (the lock, or the response), so that no client sees
-// an answer whose retry could find the key free. Flush waits then too.
+// A response the guard may stand by (hold says so from its status: one it
+// may store for replay, or one of a request marked unsettled) is held:
+// nothing reaches the client until the guard has written the record's
+// final state durably (the response, or the lock), so that no client sees
+// an answer whose retry could find the key free and run the handler again.
+// Other responses (a 5xx) go through as they are written: their key is
+// released either way.
+//
+// A held response that the handler flushes, or whose body outgrows the
+// limit, streams from then on if pin says it may: for an answer to store,
+// once the key is locked (durably, as an unsettled request's lock: a retry
+// is refused until the close replaces it). Otherwise it stays held; an
+// unsettled request's response always waits for its lock.
 //
 // It supports http.Flusher and, through http.ResponseController, write and
 // read deadlines. It does not support Hijack, on purpose: bytes written to
@@ -25,19 +33,21 @@ import (
 type capture struct {
 	w        http.ResponseWriter
 	limit    int
-	hold     func() bool // asked when the status is written: hold the response?
+	hold     func(status int) bool // asked when the status is written: hold the response?
+	pin      func(status int) bool // may a held response stream? (it locks the key if need be)
 	status   int
 	header   http.Header // snapshot when the status was written
 	body     []byte
 	overflow bool // the body outgrew limit: body was dropped
 	holding  bool // nothing sent yet: the status and body wait in here
 	held     []byte
+	pinTried bool // pin was asked (once: a store that refused it is not asked again)
 	// headerSent: the status went to the client's writer.
 	headerSent bool
 }
 
-func newCapture(w http.ResponseWriter, limit int, hold func() bool) *capture {
-	return &capture{w: w, limit: limit, hold: hold}
+func newCapture(w http.ResponseWriter, limit int, hold, pin func(status int) bool) *capture {
+	return &capture{w: w, limit: limit, hold: hold, pin: pin}
 }
 
 // Header returns the live header map of the client's response.
@@ -54,7 +64,7 @@ func (c *capture) WriteHeader(code int) {
 	if c.status == 0 && code >= 200 {
 		c.status = code
 		c.header = c.w.Header().Clone()
-		c.holding = c.hold != nil && c.hold()
+		c.holding = c.hold != nil && c.hold(code)
 		return
 	}
 	if c.status == 0 || c.headerSent {
@@ -100,7 +110,7 @@ func (c *capture) Write(b []byte) (int, error) {
 		c.sniff(b)
 	}
 	c.keep(b)
-	if c.holding {
+	if c.holding && (!c.overflow || !c.stream()) {
 		c.held = append(c.held, b...)
 		return len(b), nil
 	}
@@ -124,12 +134,13 @@ func (c *capture) keep(b []byte) {
 func (c *capture) Flush() { _ = c.FlushError() }
 
 // FlushError is Flush for http.ResponseController, with the error. A held
-// response is not flushed: it goes out once its record is written.
+// response is flushed only if its key could be locked first (stream);
+// otherwise it goes out once its record is written.
 func (c *capture) FlushError() error {
 	if c.status == 0 {
 		c.WriteHeader(http.StatusOK)
 	}
-	if c.holding {
+	if c.holding && !c.stream() {
 		return nil
 	}
 	c.sendHeader()
@@ -144,6 +155,21 @@ func (c *capture) SetWriteDeadline(t time.Time) error {
 // SetReadDeadline passes the deadline to the client's writer.
 func (c *capture) SetReadDeadline(t time.Time) error {
 	return http.NewResponseController(c.w).SetReadDeadline(t)
+}
+
+// stream ends the holding of a response once pin has locked its key: what
+// was held goes to the client, and the rest as it is written. It reports
+// whether the response streams now.
+func (c *capture) stream() bool {
+	if c.pinTried || c.pin == nil {
+		return false
+	}
+	c.pinTried = true
+	if !c.pin(c.status) {
+		return false
+	}
+	c.send()
+	return true
 }
 
 // result is the response as the handler wrote it: a handler that wrote

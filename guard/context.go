@@ -52,7 +52,9 @@ func IdentityFrom(ctx context.Context) (string, bool) {
 // releases the key, so a retry runs the handler again. Never mark an
 // outage final (idempay.ErrUnreachable, an unknown outcome): answer it
 // with a 5xx, which releases the key for the retry. It reports whether
-// ctx belongs to a guarded request. It has no effect on a 5xx.
+// ctx belongs to a guarded request. It has no effect on a 5xx. Call it
+// before the handler flushes: an answer that streams unmarked is not
+// locked first.
 func MarkFinal(ctx context.Context) bool {
 	r := fromContext(ctx)
 	if r != nil {

@@ -32,8 +32,11 @@
 // KeyFrom): the charge resumes under the same provider key, and after an
 // attempt that charged nothing the next one uses idempay.AttemptKey.
 //
-// Stored records expire with the store's Expire from the time they closed:
-// keep them longer than any client retries (24 hours at least). What the
-// frontend is answered per outcome, what is stored, the costs and
-// streaming are described in README.md in this directory.
+// An answer the guard may store (below 500) is held until its record is
+// durable, so no client sees an answer whose retry could run the handler
+// again; a store that refuses it for a whole lease turns it into 503
+// store_unavailable. Records expire with the store's Expire from the time
+// they closed: keep them longer than any client retries (24 hours at
+// least). What the frontend is answered per outcome, what is stored, the
+// costs and streaming are in README.md in this directory.
 package guard

@@ -11,12 +11,14 @@ const (
 	// a panic, a 3xx or 4xx not marked final): a retry runs it again.
 	Released
 	// Unsettled: the handler ran, marked the request unsettled and its
-	// response was not stored: the key stays locked until settled.
+	// response was not stored, or its answer streamed with the key locked
+	// and its close failed: the key stays locked until settled.
 	Unsettled
 	// NotStored: the handler ran and its response should have been stored
 	// but outgrew the limit; replays answer 500 response_not_stored.
 	NotStored
 	// Unrecorded: the handler ran but the store did not take its outcome;
+	// an answer the guard held was replaced by 503 store_unavailable, and
 	// the key frees itself when the lease runs out.
 	Unrecorded
 	// Replayed: a stored response was replayed; the handler did not run.

@@ -151,18 +151,27 @@ func TestUnsettled201CloseRetriedAfterStoreError(t *testing.T) {
 // it until then, so no retry runs the handler meanwhile.
 func TestUnsettledLockStoreDown(t *testing.T) {
 	w := newLockWorld(t)
-	w.store.set(func(s *faultStore) { s.failResolve = isLock })
 	h := &scripted{statuses: []int{http.StatusBadGateway}, unsettled: map[int]bool{1: true}}
 	wrapped := w.g.Wrap(h)
-	done := make(chan *httptest.ResponseRecorder)
-	go func() { done <- serve(wrapped, post("x")) }()
-	// The guard keeps trying; a retry meanwhile finds the key in use.
-	eventually(t, 10*time.Second, "the lock written three times", func() bool { return w.store.resolveErr.Load() >= 3 })
-	if r := serve(wrapped, post("x")); r.Code != http.StatusConflict || problemCode(t, r) != guard.CodeKeyInUse {
-		t.Fatalf("retry while the lock is being written: %d %s", r.Code, r.Body)
+	var retry *httptest.ResponseRecorder
+	fails := 0
+	w.store.set(func(s *faultStore) {
+		s.failResolve = func(res idempay.Resolution) bool {
+			if !isLock(res) || fails == 3 {
+				return false
+			}
+			if fails++; fails == 3 {
+				// The guard has kept trying; a retry meanwhile finds the
+				// key in use. Then the store takes the lock.
+				retry = serve(wrapped, post("x"))
+			}
+			return true
+		}
+	})
+	r := serve(wrapped, post("x"))
+	if retry == nil || retry.Code != http.StatusConflict || problemCode(t, retry) != guard.CodeKeyInUse {
+		t.Fatalf("retry while the lock is being written: %+v", retry)
 	}
-	w.store.set(func(s *faultStore) { s.failResolve = nil })
-	r := <-done
 	if r.Code != http.StatusBadGateway {
 		t.Fatalf("first: %d %s", r.Code, r.Body)
 	}

@@ -41,14 +41,20 @@ const firstRetryWait = 2 * time.Millisecond
 // about a quarter of a second of a store out of reach.
 const maxRenewFailures = 8
 
+// maxWriteFailures bounds how often the store may refuse the write itself
+// while it gives the lease back, for a guard's clock that does not move (a
+// virtual one): with the waits at a third of the lease, about four leases.
+const maxWriteFailures = 16
+
 // persist writes f through claim. If mustLand, a store error does not end
 // it: it takes the lease again as the same owner (so no retry of the
-// request can take the key meanwhile) and writes again, for as long as the
-// store gives the lease back, until f is written or the record is another
-// request's. It gives up (errGaveUp) once the store has refused the lease
-// maxRenewFailures times in a row, or for a whole lease on the guard's
-// clock: by then the lease may run out, and nothing this request could
-// write would keep a retry from running the handler.
+// request can take the key meanwhile) and writes again, until f is written
+// or the record is another request's. It gives up (errGaveUp) once the
+// store has refused the lease maxRenewFailures times in a row, or has not
+// taken f within a lease of the first failure on the guard's clock (or
+// maxWriteFailures times): the request must end, and its answer says the
+// outcome is not recorded. A store that gives the lease back but refuses
+// every write would otherwise keep the request, and its client, for ever.
 func (g *Guard) persist(ctx context.Context, claim *idempay.Claim, f final, mustLand bool) error {
 	ctx = context.WithoutCancel(ctx) // the client gone or not, the record must end right
 	err := f.write(ctx, claim)
@@ -58,19 +64,18 @@ func (g *Guard) persist(ctx context.Context, claim *idempay.Claim, f final, must
 	rec := claim.Record()
 	req := idempay.ReserveRequest{Namespace: g.ns, IntentID: rec.IntentID, Attempt: rec.Attempt,
 		Key: rec.Key, Fingerprint: rec.Fingerprint, Owner: claim.Owner()}
-	giveUp, wait, refused := g.cfg.clock().Add(g.cfg.lease), firstRetryWait, 0
+	giveUp, wait, refused, failed := g.cfg.clock().Add(g.cfg.lease), firstRetryWait, 0, 1
 	for {
 		if errors.Is(err, idempay.ErrAlreadyResolved) {
 			return g.landed(ctx, req, f) // an earlier try's reply was lost
 		}
-		if !g.cfg.clock().Before(giveUp) || refused >= maxRenewFailures {
+		if !g.cfg.clock().Before(giveUp) || refused >= maxRenewFailures || failed >= maxWriteFailures {
 			return fmt.Errorf("%w: %w", errGaveUp, err)
 		}
 		if serr := sleep(ctx, wait); serr != nil {
 			return serr
 		}
 		wait = min(2*wait, g.cfg.lease/3)
-		start := g.cfg.clock()
 		cl, res, rerr := g.claims.Reserve(ctx, req)
 		switch {
 		case rerr != nil:
@@ -79,10 +84,11 @@ func (g *Guard) persist(ctx context.Context, claim *idempay.Claim, f final, must
 		case cl == nil:
 			return written(res.Record, f)
 		}
-		giveUp, refused = start.Add(g.cfg.lease), 0
+		refused = 0
 		if err = f.write(ctx, cl); err == nil || errors.Is(err, idempay.ErrLeaseLost) {
 			return err
 		}
+		failed++
 	}
 }
 

@@ -40,6 +40,8 @@ var knownOpen = []struct {
 	{"issue16_5_redis_lost_data_set", "16#5", 30, "redis", true, checkDoubleCharge, "", false, false},
 	{"issue16_5_redis_lost_data_set_2", "16#5", 13, "redis", true, checkDoubleCharge, "", false, false},
 	{"issue16_2_guard_lock_not_written_handler_twice", "16#2", 36, "", false, checkCheckoutTwice, "all," + checkCheckoutTwice, true, true},
+	{"ck3_final_answer_close_failed_handler_twice", "CK-3", 142, "", false, checkCheckoutTwice, "", true, true},
+	{"ck3_final_answer_close_failed_handler_twice_2", "CK-3", 178, "", false, checkCheckoutTwice, "", true, true},
 	{"issue17_1_refund_after_the_charge_record_expired", "17#1", 33, "", false, checkRefusedPaid, "all," + checkRefusedPaid, false, true},
 }
 
