@@ -60,3 +60,24 @@ func (c *Client) authorisationLedger(ctx context.Context, intentID string) (ledg
 	}
 	return doc, c.reconcile(ctx, &doc)
 }
+
+// refusalCause is the cause chain of a charge the provider refused, as a
+// lookup found it or the record keeps it. An authorisation this client
+// cancelled reads "refused" at the provider (Stripe: a canceled
+// PaymentIntent; Omise: a reversed charge) though nothing was declined: the
+// hold was released and no money moved. Such a refusal answers
+// ErrCanceled, as answerCharge does while the record holds the
+// authorisation. The intent's ledger tells them apart: it holds the
+// authorisation under rec's key and the cancel's success.
+func (c *Client) refusalCause(ctx context.Context, op operation, rec Record, k Kind, apiErr *APIError) error {
+	sentinel := failedSentinel(k)
+	if _, charge := op.(chargeOp); charge && k == KindDeclined {
+		doc, err := c.authorisationLedger(ctx, rec.IntentID)
+		auth := err == nil && doc.Charge != nil && doc.Charge.Authorized &&
+			(doc.Charge.Key == "" || doc.Charge.Key == rec.Key)
+		if _, ok := doc.first(OpCancel, succeeded); auth && ok {
+			sentinel = ErrCanceled
+		}
+	}
+	return joinCause(sentinel, apiErr, nil)
+}

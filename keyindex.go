@@ -41,9 +41,12 @@ func (c *Client) claimKey(ctx context.Context, key string, owner keyOwner) error
 	fp := owner.fingerprint()
 	cfg := c.claims.withDefaults()
 	// The lease a Reserve takes is left to run out: nobody waits on it,
-	// and the fingerprint alone answers every later call.
+	// and the fingerprint alone answers every later call. On a store that
+	// keeps its writes in order the insert needs no sync of its own: the
+	// key is only ever sent under a reservation, whose sync comes after
+	// it and carries it (see WriteOrderKeeper).
 	res, err := c.store.Reserve(ctx, ReserveRequest{Namespace: c.keyNamespace(), IntentID: key, Attempt: 1,
-		Key: keyIndexKey, Fingerprint: fp, Owner: cfg.NewOwner(), Lease: cfg.Lease})
+		Key: keyIndexKey, Fingerprint: fp, Owner: cfg.NewOwner(), Lease: cfg.Lease, Unsent: c.ordered()})
 	switch {
 	case err != nil:
 		return &ChargeError{IntentID: owner.id, Outcome: OutcomeUnknown,

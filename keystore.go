@@ -260,6 +260,25 @@ type ReserveRequest struct {
 	Fingerprint string        // the parameters the caller will send
 	Owner       string        // the flight asking for the lease; unique per flight
 	Lease       time.Duration // how long the lease lasts from the store's now; positive
+	// Unsent says that no key of this record is ever sent, and that its
+	// writes matter only with a later write of the same caller (the
+	// ledger's charge facts, before the charge's close; a caller key's
+	// owner, before the reservation it is sent under). A store that
+	// keeps its writes in order (WriteOrderKeeper) may then answer before
+	// the insert or claim is durable: a crash can lose it only together
+	// with that later write. Other stores ignore it.
+	Unsent bool
+}
+
+// WriteOrderKeeper is implemented by a KeyStore whose crash loses at most
+// a suffix of its writes, never one it kept a later write of the same
+// process without (the file store: one process, one log). On such a store
+// the Client lets the ledger's charge facts ride, unsynced, with the
+// charge's own close, which their loss can only come with: the record then
+// reopens, and the resumed charge writes them again from the replay.
+type WriteOrderKeeper interface {
+	// KeepsWriteOrder reports whether the store keeps that promise.
+	KeepsWriteOrder() bool
 }
 
 // Reservation is the answer of KeyStore.Reserve.

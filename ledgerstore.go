@@ -43,13 +43,29 @@ func (c *Client) ledgerClaims() ClaimConfig {
 	return cfg
 }
 
+// ordered reports whether the store keeps its writes in order
+// (WriteOrderKeeper), so that a write made before another may be left
+// unsynced when only the later one must be durable.
+func (c *Client) ordered() bool {
+	store := c.store
+	if h, ok := store.(haltedStore); ok {
+		store = h.KeyStore
+	}
+	k, ok := store.(WriteOrderKeeper)
+	return ok && k.KeepsWriteOrder()
+}
+
 // claimLedger takes the lease of the intent's ledger, inserting the record
 // if need be, and waits while another flight holds it: for about two
-// leases, the longest a crashed holder can keep it.
-func (c *Client) claimLedger(ctx context.Context, intentID string) (*Claim, error) {
+// leases, the longest a crashed holder can keep it. With lazy (only on a
+// store that keeps its writes in order) neither the claim nor the write
+// under it waits for a sync: for writes that need only be durable with
+// the one the caller makes next.
+func (c *Client) claimLedger(ctx context.Context, intentID string, lazy bool) (*Claim, error) {
 	cfg := c.ledgerClaims()
+	cfg.Durable = !lazy
 	req := ReserveRequest{Namespace: c.ledgerNamespace(), IntentID: intentID, Attempt: 1, Key: ledgerKey,
-		Fingerprint: ledgerFingerprint}
+		Fingerprint: ledgerFingerprint, Unsent: lazy}
 	wait, waited := time.Millisecond, time.Duration(0)
 	for {
 		claim, res, err := cfg.Reserve(ctx, req)
@@ -89,15 +105,15 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // update's error is returned once the document is written (or could not
 // be); a store's error otherwise.
 func (c *Client) withLedger(ctx context.Context, intentID string, update func(*ledgerDoc) error) error {
-	return c.withLedgerOf(ctx, intentID, func() (ledgerCharge, error) { return c.snapshot(ctx, intentID) }, update)
+	return c.withLedgerOf(ctx, intentID, false, func() (ledgerCharge, error) { return c.snapshot(ctx, intentID) }, update)
 }
 
 // withLedgerOf is withLedger for a ledger whose charge, if it does not
-// hold one yet, is charge's answer.
-func (c *Client) withLedgerOf(ctx context.Context, intentID string, charge func() (ledgerCharge, error),
+// hold one yet, is charge's answer; lazy as claimLedger's.
+func (c *Client) withLedgerOf(ctx context.Context, intentID string, lazy bool, charge func() (ledgerCharge, error),
 	update func(*ledgerDoc) error) error {
 	for range ledgerTries {
-		claim, err := c.claimLedger(ctx, intentID)
+		claim, err := c.claimLedger(ctx, intentID, lazy)
 		if err != nil {
 			return err
 		}

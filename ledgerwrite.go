@@ -34,7 +34,10 @@ func (c *Client) enterCharge(ctx context.Context, rec Record, ch *Charge) error 
 		return fmt.Errorf("%w: ledger: %w", ErrStore, err)
 	}
 	facts := chargeFacts(ch, rec)
-	return c.withLedgerOf(ctx, intentID, func() (ledgerCharge, error) { return facts, nil },
+	// On a store that keeps its writes in order the facts need no sync of
+	// their own: the record's close comes after them, so a crash cannot
+	// keep the close without them (see WriteOrderKeeper).
+	return c.withLedgerOf(ctx, intentID, c.ordered(), func() (ledgerCharge, error) { return facts, nil },
 		func(*ledgerDoc) error { return nil })
 }
 

@@ -255,7 +255,7 @@ func (c *Client) fromStore(ctx context.Context, op operation, rec Record) (*Char
 			Err: guardError(out.Guard, out.Reason)}
 	case err == nil && rec.State == StateFailed:
 		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
-			Err: joinCause(failedSentinel(out.Kind), out.Refusal, nil)}
+			Err: c.refusalCause(ctx, op, rec, out.Kind, out.Refusal)}
 	case err == nil && out.Charge != nil && (rec.State == StateSucceeded || rec.State == StatePending):
 		ch := *out.Charge
 		ch.State = rec.State

@@ -136,7 +136,8 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 			return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
 				Err: fmt.Errorf("%w: decline not recorded: %w", ErrStore, err)} // see conclude
 		}
-		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed, Err: joinCause(ErrDeclined, v.Err, nil)}
+		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
+			Err: c.refusalCause(ctx, op, rec, v.Kind, v.Err)}
 	}
 	if claim != nil {
 		c.release(ctx, claim)

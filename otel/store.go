@@ -31,6 +31,13 @@ type timedStore struct {
 
 var _ idempay.KeyStore = (*timedStore)(nil)
 
+// KeepsWriteOrder is the timed store's own answer (idempay.WriteOrderKeeper):
+// timing a store must not cost the syncs its write order saves.
+func (t *timedStore) KeepsWriteOrder() bool {
+	k, ok := t.s.(idempay.WriteOrderKeeper)
+	return ok && k.KeepsWriteOrder()
+}
+
 func (t *timedStore) time(ctx context.Context, method string, begun time.Time, err error) {
 	t.h.Record(ctx, time.Since(begun).Seconds(), metric.WithAttributes(AttrStoreMethod.String(method),
 		attribute.Bool("error", err != nil)))

@@ -181,7 +181,11 @@ func (o *oracle) staleLease(c *call) {
 	// Judged when the store gave its answer: a pause after it makes the
 	// answer stale, not false.
 	age := c.reservedAt().Sub(w.clock.origin) - hs.ended
-	bound := staleBound + max(-time.Duration(w.storeOff.Load()), 0) // a store clock set back lengthens every lease
+	// A store clock set back lengthens every lease it granted before, by
+	// each step since (seeds 1694, 1719: a step back after a forward one
+	// leaves the net offset ahead, but the lease longer all the same).
+	granted := w.clock.origin.Add(hs.ended - simLease) // the earliest a lease still held at its end was stamped
+	bound := staleBound + max(-time.Duration(w.storeOff.Load()), w.setBackSince(granted), 0)
 	if (hs.zombie || hs.grace) && age <= bound {
 		return
 	}

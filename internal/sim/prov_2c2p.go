@@ -50,7 +50,10 @@ func (p *twoC2P) request(o *order, v variant) idempay.ChargeRequest {
 // verifying it: the fake verifies.
 func (p *twoC2P) inspect(r *http.Request, body []byte) reqInfo {
 	// A maintenance request is sealed (JWE): its key cannot be read here.
+	// Refunds, voids and settles carry it in the clear as well
+	// (twoc2p.KeyHeader); an inquiry, which carries none, is a lookup.
 	rq := reqInfo{charge: r.URL.Path == twoc2p.TokenPath, op: r.URL.Path == twoc2p.MaintenancePath}
+	rq.opLookup = rq.op && r.Header.Get(twoc2p.KeyHeader) == ""
 	var env struct {
 		Payload string `json:"payload"`
 	}

@@ -26,10 +26,11 @@ func (t truth) String() string { return [...]string{"none", "pending", "charged"
 
 // reqInfo is what the transport reads from a request before it sends it.
 type reqInfo struct {
-	charge  bool   // a charge attempt
-	op      bool   // a refund, capture or cancel attempt; neither: a lookup
-	key     string // the idempotency key a charge carries
-	invoice string // 2C2P: the invoiceNo a charge carries
+	charge   bool   // a charge attempt
+	op       bool   // a refund, capture or cancel attempt; neither: a lookup
+	opLookup bool   // on an operation's path, but only reading (2C2P's inquiry): no lease is asked of it
+	key      string // the idempotency key a charge carries
+	invoice  string // 2C2P: the invoiceNo a charge carries
 }
 
 // synthKind is an answer the transport gives in the provider's place,
@@ -135,11 +136,21 @@ func echoPage(body []byte, secret string, cut int) []byte {
 	return []byte(head + strings.Repeat(" ", pad) + mid + string(body) + "</body></html>")
 }
 
-// ledgerKeys counts a fake ledger's charges of intent by their key.
+// ledgerKeys counts a fake ledger's charges of intent by their key: those
+// that moved money or hold it. An authorisation whose cancel succeeded
+// moved none (the hold was released): a caller told "failed" for it was
+// told the truth (seed 301227). A cancel that may still be pending leaves
+// the authorisation counted.
 func ledgerKeys(l *fakes.Ledger, intent string) map[string]int {
+	released := map[[2]string]bool{}
+	for _, op := range l.Ops() {
+		if op.Type == fakes.OpCancel && op.Status == fakes.OpSucceeded && op.Intent == intent {
+			released[[2]string{op.Merchant, op.ChargeID}] = true
+		}
+	}
 	out := map[string]int{}
 	for _, c := range l.Charges() {
-		if c.Intent == intent {
+		if c.Intent == intent && !(c.Authorized && released[[2]string{c.Merchant, c.ID}]) {
 			out[c.Key]++
 		}
 	}

@@ -142,6 +142,11 @@ func (w *world) stepStoreClock(why string) {
 		d = -d
 	}
 	off := time.Duration(w.storeOff.Add(int64(d)))
+	if d < 0 {
+		w.mu.Lock()
+		w.setBacks = append(w.setBacks, setBack{at: w.clock.Now(), by: -d})
+		w.mu.Unlock()
+	}
 	w.tr.add("", "world", "STORE CLOCK steps %s (%s): the store's clock is now %s off true time", fmtSigned(d), why, fmtSigned(off))
 }
 
@@ -178,4 +183,27 @@ func (e logged) describe() lostWrite {
 		return lostWrite{e.resolve.IntentID, fmt.Sprintf("resolve %s key=%s (durable=%v) in %s", e.resolve.State, e.resolve.Key, e.resolve.Durable, e.resolve.Namespace)}
 	}
 	return lostWrite{"", fmt.Sprintf("expire sweep (retention %s)", e.expire)}
+}
+
+// setBack is one step back of the store's clock: at that true time, by
+// that much.
+type setBack struct {
+	at time.Time
+	by time.Duration
+}
+
+// setBackSince is how far the store's clock has stepped back since true
+// time t, summed: how much longer than it was granted a lease stamped at
+// t may run on the store's clock (its net offset from true time may be
+// ahead all the same). A zero t counts every step.
+func (w *world) setBackSince(t time.Time) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var sum time.Duration
+	for _, b := range w.setBacks {
+		if !b.at.Before(t) {
+			sum += b.by
+		}
+	}
+	return sum
 }

@@ -59,7 +59,9 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	f := w.drawFault(c, rq, n)
 	if rq.op {
 		f = w.opFault(c, rq, n)
-		w.handOffOp(c, rq)
+		if !rq.opLookup {
+			w.handOffOp(c, rq)
+		}
 	}
 	var held bool
 	var until time.Time
@@ -82,6 +84,8 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	switch {
 	case rq.charge:
 		what = "SEND"
+	case rq.opLookup:
+		what = "LOOKUP-OP"
 	case rq.op:
 		what = "SEND-OP"
 	}

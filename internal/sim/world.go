@@ -61,6 +61,7 @@ type world struct {
 	storeCrashes   int
 	lastCrash      time.Time                          // true time of the last store crash
 	lostWrites     map[string][]string                // intent -> the acknowledged writes store crashes lost
+	setBacks       []setBack                          // the store clock's steps back, oldest first
 	toldFailed     []failedTell                       // every "failed" a caller was told, for the whole story
 	sentBy         map[string]map[string]map[int]bool // intent -> key -> the attempts that sent it
 	abandoned      []*call                            // calls whose callers left while their flights ran

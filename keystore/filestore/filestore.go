@@ -12,11 +12,13 @@
 // keystore/redis).
 //
 // A write that a crash could turn into a double charge (a new key, a new
-// attempt, a claim, a close as failed or pending, any Resolution marked
-// Durable) returns once it is synced; the others ride on the next commit,
-// and losing them only reopens an intent whose key the provider answers by
-// replay. After Close the store file alone holds everything; while it is
-// open, or after a crash, back up both files.
+// attempt, a claim of a request not Unsent, a close as failed or pending,
+// any Resolution marked Durable) returns once it is synced; the others
+// ride on the next commit, and losing them only reopens an intent whose
+// key the provider answers by replay. A crash keeps the writes in their
+// order (Store.KeepsWriteOrder): what it loses is what came last. After
+// Close the store file alone holds everything; while it is open, or after
+// a crash, back up both files.
 //
 // Open refuses an empty, short or damaged file with an error matching
 // ErrCorrupt rather than taking it for a new store, and voids the leases a

@@ -15,7 +15,8 @@ import (
 // store's clock.
 //
 // An insert, a new attempt or a claim by a new owner is committed and
-// fsynced before Reserve returns; concurrent calls share the commit. A
+// fsynced before Reserve returns (unless r.Unsent: see KeepsWriteOrder);
+// concurrent calls share the commit. A
 // renewal (a claim by the owner that holds the lease) is not waited for:
 // it rides on the next commit, and if a crash loses it, the next Open voids
 // the lease anyway. A call that only reads (the record is closed, has
@@ -50,7 +51,10 @@ func (s *Store) reserve(k []byte, r idempay.ReserveRequest) (idempay.Reservation
 		return idempay.Reservation{}, err
 	}
 	now := s.now()
-	next, durable := cur, true
+	// Unsent writes need no sync of their own: this store keeps its
+	// writes in order (KeepsWriteOrder), so they are lost only with the
+	// caller's later write they matter with.
+	next, durable := cur, !r.Unsent
 	switch {
 	case !exists:
 		next = begin(idempay.Record{Namespace: r.Namespace, IntentID: r.IntentID}, r, now)
@@ -58,7 +62,7 @@ func (s *Store) reserve(k []byte, r idempay.ReserveRequest) (idempay.Reservation
 		next.History = append(slices.Clone(cur.History), cur.Past())
 		next = begin(next, r, now)
 	case cur.ClaimableBy(r.Owner, r.Fingerprint, now):
-		durable = cur.LeaseOwner != r.Owner || !now.Before(cur.LeaseUntil)
+		durable = durable && (cur.LeaseOwner != r.Owner || !now.Before(cur.LeaseUntil))
 		next.LeaseOwner, next.LeaseUntil, next.UpdatedAt = r.Owner, now.Add(r.Lease), now
 	default:
 		return idempay.Reservation{Record: cur, Now: now}, s.wait(seen)
@@ -71,6 +75,12 @@ func (s *Store) reserve(k []byte, r idempay.ReserveRequest) (idempay.Reservation
 	}
 	return idempay.Reservation{Record: next, Created: next.CreatedFor(r), Claimed: true, Now: now}, nil
 }
+
+// KeepsWriteOrder implements idempay.WriteOrderKeeper: a crash keeps a
+// prefix of the store's writes in their order (one process writes the
+// file, and its log keeps a commit's entries in the order of their writes;
+// see appendEntries), so a write is never kept without those before it.
+func (s *Store) KeepsWriteOrder() bool { return true }
 
 // begin makes r the current attempt of rec, open and leased to r.Owner.
 func begin(rec idempay.Record, r idempay.ReserveRequest, now time.Time) idempay.Record {

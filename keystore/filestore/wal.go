@@ -1,6 +1,7 @@
 package filestore
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/idempay/idempay"
 	bolt "go.etcd.io/bbolt"
@@ -106,16 +108,29 @@ func preallocate(f *os.File) error {
 }
 
 // appendEntries writes the records of batch to the log after its last
-// entry, one entry each, and syncs it. On an error nothing counts as
-// written: the next call writes at the same place.
+// entry, one entry each, in the order of their write numbers, and syncs
+// it. On an error nothing counts as written: the next call writes at the
+// same place.
+//
+// The order is what lets unsynced writes depend on each other: a crash
+// keeps a prefix of a torn commit's entries (readLog), so a record's last
+// write in a commit is only ever kept with the records whose last write
+// came before it (the ledger's charge facts with the close that follows
+// them).
 func (l *wal) appendEntries(batch map[string]dirtyRecord) error {
 	if len(batch) == 0 {
 		return nil
 	}
+	keys := make([]string, 0, len(batch))
+	for k := range batch {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int { return cmp.Compare(batch[a].seq, batch[b].seq) })
 	b := l.buf[:0]
 	lsn := l.lsn
 	first := lsn + 1
-	for k, d := range batch {
+	for _, k := range keys {
+		d := batch[k]
 		lsn++
 		start := len(b)
 		b = append(b, make([]byte, logHeader)...)

@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -171,5 +172,44 @@ func TestLogTornInsideACommit(t *testing.T) {
 	}
 	if found, err := loadAll(t, path, []string{"key-0", "key-1", "key-2", "key-3"}); err != nil || found != 1 {
 		t.Errorf("after a commit torn inside, %d found, %v; want the one synced before it, and no error", found, err)
+	}
+}
+
+// TestLogKeepsWriteOrder: a commit's entries must be in the order of its
+// writes, so that a commit torn by a crash keeps a prefix of them: the
+// ledger's charge facts, written before the record's close in the same
+// unsynced commit, must never be lost while the close is kept.
+func TestLogKeepsWriteOrder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "keys.db")
+	s, err := Open(path, WithSweepInterval(0), WithLogger(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 32
+	batch := map[string]dirtyRecord{}
+	for i := range n {
+		id := fmt.Sprint(i)
+		r := idempay.ReserveRequest{Namespace: "ns", IntentID: id, Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
+		// Write numbers that run against the keys' own order.
+		batch[string(recordKey("ns", id))] = dirtyRecord{rec: begin(idempay.Record{Namespace: "ns", IntentID: id}, r, time.Now().UTC()),
+			seq: uint64(n - i)}
+	}
+	start := s.log.off
+	s.w.mu.Lock()
+	err = s.log.appendEntries(batch)
+	s.w.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off, want := start, n-1; want >= 0; want-- {
+		e, size, ok := parseEntry(s.log.buf[off-start:], s.log.id, binary.BigEndian.Uint64(s.log.buf[off-start+8:]))
+		if !ok {
+			t.Fatalf("entry at %d unreadable", off)
+		}
+		if e.rec.IntentID != fmt.Sprint(want) {
+			t.Fatalf("entry %d of the commit is intent %s; want %d (the commit's writes in their order)", n-1-want, e.rec.IntentID, want)
+		}
+		off += int64(size)
 	}
 }

@@ -44,14 +44,24 @@ type writes struct {
 	// unlogged lists the keys written since the last log write (with
 	// repeats).
 	unlogged []string
-	err      error  // of the last commit, for the writes it held
-	errSeq   uint64 // the last write that commit held
-	timer    *time.Timer
-	closing  bool
-	commits  atomic.Int64 // how many commits it made
-	wake     chan struct{}
-	done     chan struct{}
+	// absent holds keys found in neither dirty nor the file, so that
+	// asking again (a charge asks for its ledger three times before it
+	// writes it) reads nothing. Only this process writes the file, and
+	// only through put, which deletes the key here first; Expire only
+	// deletes. Bounded by maxAbsent: emptied when full.
+	absent  map[string]struct{}
+	err     error  // of the last commit, for the writes it held
+	errSeq  uint64 // the last write that commit held
+	timer   *time.Timer
+	closing bool
+	commits atomic.Int64 // how many commits it made
+	wake    chan struct{}
+	done    chan struct{}
 }
+
+// maxAbsent bounds writes.absent: a few thousand keys of intents in
+// flight.
+const maxAbsent = 4096
 
 // dirtyRecord is a record written in memory and not yet checkpointed
 // into the store file (it may be in the log).
@@ -64,6 +74,7 @@ func (s *Store) startWrites() {
 	w := &s.w
 	w.cond = sync.NewCond(&w.mu)
 	w.dirty = map[string]dirtyRecord{}
+	w.absent = map[string]struct{}{}
 	w.wake = make(chan struct{}, 1)
 	w.done = make(chan struct{})
 	go s.commitLoop()
@@ -79,6 +90,17 @@ func (s *Store) current(k []byte, ns, id string) (r idempay.Record, ok bool, seq
 		}
 		return cloneRecord(d.rec), true, d.seq, nil
 	}
+	if _, ok := s.w.absent[string(k)]; ok {
+		return r, false, 0, nil
+	}
+	defer func() {
+		if err == nil && !ok {
+			if len(s.w.absent) >= maxAbsent {
+				clear(s.w.absent)
+			}
+			s.w.absent[string(k)] = struct{}{}
+		}
+	}()
 	err = s.guarded(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			v := tx.Bucket(bucketRecords).Get(k)
@@ -100,6 +122,7 @@ func (s *Store) current(k []byte, ns, id string) (r idempay.Record, ok bool, seq
 func (s *Store) put(k []byte, next idempay.Record, durable bool) uint64 {
 	w := &s.w
 	w.seq++
+	delete(w.absent, string(k))
 	w.dirty[string(k)] = dirtyRecord{rec: cloneRecord(next), seq: w.seq}
 	w.unlogged = append(w.unlogged, string(k))
 	if durable {

@@ -29,6 +29,23 @@ func reserveCases() []testCase {
 			}
 		},
 	}, {
+		name: "Reserve/Unsent changes what is stored in nothing",
+		rule: "Reserve with Unsent (a store that keeps its writes in order may answer before it is durable; others ignore it) inserts, claims and refuses exactly as without it",
+		run: func(t *testing.T, s idempay.KeyStore) {
+			r := request("order-1", "owner-a")
+			r.Unsent = true
+			got := reserve(t, s, r)
+			checkReply(t, "an Unsent Reserve of an absent intent", got, true, true)
+			want := inserted(r, got.Now)
+			checkRecord(t, "an Unsent Reserve must return the record it inserted", got.Record, want)
+			checkStored(t, s, "an Unsent Reserve must store the record it returned", want)
+			other := request("order-1", "owner-b")
+			other.Unsent = true
+			refused := reserve(t, s, other)
+			checkReply(t, "an Unsent Reserve by another owner inside the lease", refused, false, false)
+			checkRecord(t, "a refused Unsent Reserve must return the stored record unchanged", refused.Record, want)
+		},
+	}, {
 		name: "Reserve/existing intent keeps the first record",
 		rule: "Reserve on an intent whose record another owner holds returns the stored record unchanged (its key, fingerprint, CreatedAt and lease, not the caller's), with Created and Claimed false and Now the store's clock",
 		run: func(t *testing.T, s idempay.KeyStore) {
