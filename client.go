@@ -368,7 +368,7 @@ func (c *Client) Settle(ctx context.Context, intentID string) (*Charge, error) {
 	return c.flights.settle(ctx, c, chargeOp{c: c, req: ChargeRequest{IntentID: intentID}})
 }
 
-// ConfigError is a bad Config refused by New. It matches ErrInvalidConfig.
+// ConfigError is a bad Config refused by New. It matches ErrConfig.
 type ConfigError struct {
 	Field  string
 	Reason string
@@ -379,11 +379,13 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("idempay: config %s %s", e.Field, e.Reason)
 }
 
-// Unwrap returns ErrInvalidConfig.
-func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+// Unwrap returns ErrConfig.
+func (e *ConfigError) Unwrap() error { return ErrConfig }
 
-// ErrInvalidConfig is matched by every *ConfigError.
-var ErrInvalidConfig = errors.New("idempay: invalid config")
+// ErrInvalidConfig is ErrConfig, the one sentinel of a wrong configuration.
+//
+// Deprecated: use ErrConfig, which every *ConfigError matches.
+var ErrInvalidConfig = ErrConfig
 
 func configErr(field, format string, args ...any) error {
 	return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}

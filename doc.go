@@ -18,7 +18,8 @@
 //   - Succeeded: a *Charge and a nil error (Replayed when it came from an
 //     earlier execution).
 //   - Failed: nothing moved: a decline (ErrDeclined), an invalid request
-//     (ErrInvalidRequest), a refused configuration, an unreached provider.
+//     (ErrInvalidRequest), a wrong configuration (ErrConfig), an unreached
+//     provider.
 //   - Pending: accepted, no money moved yet (3-D Secure, a hosted page, an
 //     authorisation awaiting capture: ErrAuthorized). Never ship it as paid.
 //   - Unknown: money may have moved (ErrOutcomeUnknown). Charge the intent
@@ -37,9 +38,9 @@
 // These names are the seams, not the caller's API. An adapter implements
 // [Provider] (Name, Validate, NewChargeRequest, ReadCharge returning a
 // [Verdict]) and, where the provider allows, the optional interfaces found
-// by type assertion: [Finder] (look a charge up), [LookupGuard] (ask before
-// any resend), [SecretFielder], and for operations [Refunder],
-// [RefundFinder], [Capturer], [CaptureFinder], [Canceller], [CancelFinder].
+// by type assertion: [Finder] (look a charge up), [LookupBeforeResender]
+// (ask before any resend), [SecretFielder], and for refunds, captures and
+// cancels [Operator], told each operation's [OpType].
 // A store implements [KeyStore] and proves it with keystore/storetest.Run;
 // [Claim] and [ClaimConfig] are the lease protocol the client, the guard
 // and the webhook Deduper share over any store. ARCHITECTURE.md maps them.

@@ -32,7 +32,7 @@ func ExampleServer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.Replayed, ch.ReplayedFrom, ch.Attempts)
+	fmt.Println(ch.Replayed, ch.ReplayedFrom, ch.Requests)
 	fmt.Println("charges:", srv.Charges("order-1"), "requests:", srv.Requests("order-1"),
 		"keys:", len(srv.Keys("order-1")))
 	// Output:
@@ -221,7 +221,7 @@ func ExampleDropResponder() {
 	}
 
 	ch, err := client.Charge(context.Background(), idempaytest.Request("order-1", 1500))
-	fmt.Println(err, ch.ID, ch.ReplayedFrom, ch.Attempts, mock.GetTotalCallCount())
+	fmt.Println(err, ch.ID, ch.ReplayedFrom, ch.Requests, mock.GetTotalCallCount())
 	// Output:
 	// <nil> ch_1 server 2 2
 }

@@ -83,7 +83,7 @@ func TestFakeChargerPaidIntentAnswersEveryCall(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.differ, ch.ParamsDiffer)
 			assert.Equal(t, idempay.ReplayFromStore, ch.ReplayedFrom)
-			assert.Zero(t, ch.Attempts, "nothing sent")
+			assert.Zero(t, ch.Requests, "nothing sent")
 			assert.EqualValues(t, 1500, ch.Amount, "the paid charge, not the call's parameters")
 			assert.Equal(t, attemptKey(t, &fake, "order-1", 1), ch.Key)
 			assert.Equal(t, 1, ch.Attempt)
@@ -146,7 +146,7 @@ func TestFakeChargerSameRefusedRequestSpendsNoStep(t *testing.T) {
 			for range 2 {
 				_, again := fake.Charge(ctx, req)
 				assert.Equal(t, chargeErr(t, err).Err.Error(), chargeErr(t, again).Err.Error(), "the same refusal")
-				assert.Zero(t, chargeErr(t, again).Attempts, "from the store")
+				assert.Zero(t, chargeErr(t, again).Requests, "from the store")
 			}
 			_, err = fake.Charge(ctx, withCard("o", "tokn_b"))
 			assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown, "the step waited for another request")
@@ -165,7 +165,7 @@ func TestFakeChargerRejectLooksLikeAProviderRefusal(t *testing.T) {
 	assert.Equal(t, []string{"fake", "invalid_request_error", "parameter_invalid", "amount_jpy", "amount_jpy is invalid (scripted)"},
 		[]string{apiErr.Provider, apiErr.Type, apiErr.Code, apiErr.Param, apiErr.Message})
 	assert.Equal(t, 400, apiErr.Status)
-	assert.Equal(t, 1, chargeErr(t, err).Attempts)
+	assert.Equal(t, 1, chargeErr(t, err).Requests)
 }
 
 // Nothing reached the provider: the same request begins the next attempt,
@@ -245,7 +245,7 @@ func TestFakeChargerOpenAttemptBlocksOtherParameters(t *testing.T) {
 			assert.Equal(t, tc.outcome, idempay.OutcomeOf(err))
 			ce := chargeErr(t, err)
 			assert.Equal(t, attemptKey(t, &fake, "o", 1), ce.Key, "the open attempt's key")
-			assert.Zero(t, ce.Attempts)
+			assert.Zero(t, ce.Requests)
 
 			_, err = fake.Charge(ctx, req)
 			require.ErrorIs(t, err, idempay.ErrDeclined, "the step waited for the attempt's own parameters")
@@ -314,22 +314,22 @@ func TestFakeChargerPendingUntilCompleted(t *testing.T) {
 		`"currency":"JPY","authorize_url":"https://3ds.example/o"}`, string(ch.Raw), "Raw is the provider's answer")
 	ch.Raw = nil
 	assert.Equal(t, idempay.Charge{IntentID: "o", Key: attemptKey(t, &fake, "o", 1), ID: idempaytest.FakeChargeID("o"),
-		Status: "pending", State: idempay.StatePending, Amount: 100, Currency: "JPY", Attempts: 1, Attempt: 1,
+		Status: "pending", State: idempay.StatePending, Amount: 100, Currency: "JPY", Requests: 1, Attempt: 1,
 		AuthorizeURL: "https://3ds.example/o"}, *ch)
 	ce := chargeErr(t, err)
-	assert.Equal(t, idempay.ChargeError{IntentID: "o", Key: ch.Key, Outcome: idempay.OutcomePending, Attempts: 1,
+	assert.Equal(t, idempay.ChargeError{IntentID: "o", Key: ch.Key, Outcome: idempay.OutcomePending, Requests: 1,
 		Err: idempay.ErrPending}, *ce)
 
 	again, err := fake.Charge(ctx, req)
 	require.ErrorIs(t, err, idempay.ErrPending, "still pending: nothing settled it")
 	assert.Equal(t, idempay.ReplayFromLookup, again.ReplayedFrom, "the Client asked the provider")
-	assert.Zero(t, again.Attempts)
+	assert.Zero(t, again.Requests)
 	assert.Equal(t, "https://3ds.example/o", again.AuthorizeURL)
 
 	var open []string
 	for rec, err := range fake.Unresolved(ctx) {
 		require.NoError(t, err)
-		open = append(open, rec.IntentID)
+		open = append(open, rec.ID)
 	}
 	assert.Equal(t, []string{"o"}, open)
 
@@ -341,7 +341,7 @@ func TestFakeChargerPendingUntilCompleted(t *testing.T) {
 	assert.Equal(t, idempay.ReplayFromLookup, done.ReplayedFrom)
 	assert.Empty(t, done.AuthorizeURL)
 	assert.Equal(t, ch.ID, done.ID)
-	assert.Zero(t, done.Attempts)
+	assert.Zero(t, done.Requests)
 
 	last, err := fake.Charge(ctx, req)
 	require.NoError(t, err)
@@ -366,7 +366,7 @@ func TestFakeChargerPendingThenFailed(t *testing.T) {
 	var apiErr *idempay.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, "authentication_failed", apiErr.DeclineCode)
-	assert.Zero(t, chargeErr(t, err).Attempts, "found by lookup: nothing sent")
+	assert.Zero(t, chargeErr(t, err).Requests, "found by lookup: nothing sent")
 
 	_, again := fake.Charge(ctx, req)
 	assert.ErrorIs(t, again, idempay.ErrDeclined, "the same request: the decline from the store")
@@ -412,7 +412,7 @@ func TestFakeChargerFlightOutlivesAnImpatientCaller(t *testing.T) {
 	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
 	ce := chargeErr(t, err)
 	assert.Equal(t, attemptKey(t, &fake, "o", 1), ce.Key)
-	assert.Equal(t, 1, ce.Attempts)
+	assert.Equal(t, 1, ce.Requests)
 
 	select {
 	case r := <-joined:
@@ -465,7 +465,7 @@ func TestFakeChargerRecord(t *testing.T) {
 	_, _ = fake.Charge(ctx, req)
 	rec, err := fake.Record(ctx, "o")
 	require.NoError(t, err)
-	assert.Equal(t, "o", rec.IntentID)
+	assert.Equal(t, "o", rec.ID)
 	assert.Equal(t, 1, rec.Attempt)
 	assert.Equal(t, attemptKey(t, &fake, "o", 1), rec.Key)
 	assert.Equal(t, idempay.StateOpen, rec.State)

@@ -28,7 +28,7 @@ func TestFakeChargerDefaultsToAStableSuccess(t *testing.T) {
 	ch.Raw = nil // the provider's answer
 	assert.Equal(t, idempay.Charge{IntentID: "order-1", Key: attemptKey(t, &fake, "order-1", 1),
 		ID: idempaytest.FakeChargeID("order-1"), Status: "succeeded", State: idempay.StateSucceeded,
-		Amount: 1500, Currency: "JPY", Attempts: 1, Attempt: 1}, *ch)
+		Amount: 1500, Currency: "JPY", Requests: 1, Attempt: 1}, *ch)
 	assert.Equal(t, idempaytest.FakeChargeID("order-1"), idempaytest.FakeChargeID("order-1"))
 	assert.NotEqual(t, idempaytest.FakeChargeID("order-1"), idempaytest.FakeChargeID("order-2"))
 	require.NoError(t, idempay.ValidateKey(attemptKey(t, &fake, "order-1", 1)))
@@ -47,7 +47,7 @@ func TestFakeChargerReplaysASettledSuccess(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, again.Replayed)
 	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
-	assert.Zero(t, again.Attempts)
+	assert.Zero(t, again.Requests)
 	assert.Equal(t, idempaytest.FakeChargeID("order-1"), again.ID)
 	assert.Equal(t, attemptKey(t, &fake, "order-1", 1), again.Key)
 }
@@ -109,13 +109,13 @@ func TestFakeChargerSucceedWith(t *testing.T) {
 	require.NoError(t, err)
 	ch.Raw = nil
 	assert.Equal(t, idempay.Charge{IntentID: "order-1", Key: attemptKey(t, &fake, "order-1", 1), ID: "ch_given",
-		Status: "succeeded", State: idempay.StateSucceeded, Amount: 100, Currency: "JPY", Attempts: 1, Attempt: 1,
+		Status: "succeeded", State: idempay.StateSucceeded, Amount: 100, Currency: "JPY", Requests: 1, Attempt: 1,
 		RequestID: "req_1"}, *ch, "the key and the attempt are always the intent's")
 
 	ch, err = fake.Charge(ctx, idempaytest.Request("order-2", 100))
 	require.NoError(t, err)
 	assert.Equal(t, idempay.ReplayFromServer, ch.ReplayedFrom)
-	assert.Equal(t, 1, ch.Attempts)
+	assert.Equal(t, 1, ch.Requests)
 }
 
 // A charge in state pending, scripted as a success the way tests did before
@@ -130,7 +130,7 @@ func TestFakeChargerSucceedWithPendingIsPending(t *testing.T) {
 	assert.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
 	ch.Raw = nil
 	assert.Equal(t, idempay.Charge{IntentID: "order-1", Key: attemptKey(t, &fake, "order-1", 1), ID: "ch_3ds",
-		Status: "pending", State: idempay.StatePending, Amount: 100, Currency: "JPY", Attempts: 1, Attempt: 1,
+		Status: "pending", State: idempay.StatePending, Amount: 100, Currency: "JPY", Requests: 1, Attempt: 1,
 		AuthorizeURL: "https://3ds.example/x"}, *ch)
 
 	assert.PanicsWithValue(t, `idempaytest: OnIntent("order-2").SucceedWith: a charge in state "failed" is not a success`,
@@ -138,7 +138,7 @@ func TestFakeChargerSucceedWithPendingIsPending(t *testing.T) {
 }
 
 // A decline settles the intent: later calls get the same decline, sent
-// by nobody (Attempts 0), as from the Client's store.
+// by nobody (Requests 0), as from the Client's store.
 func TestFakeChargerReplaysADecline(t *testing.T) {
 	t.Parallel()
 	var fake idempaytest.FakeCharger
@@ -150,7 +150,7 @@ func TestFakeChargerReplaysADecline(t *testing.T) {
 		require.ErrorIs(t, err, idempay.ErrDeclined, "call %d", i)
 		var ce *idempay.ChargeError
 		require.ErrorAs(t, err, &ce)
-		assert.Equal(t, attempts, ce.Attempts)
+		assert.Equal(t, attempts, ce.Requests)
 		var apiErr *idempay.APIError
 		require.ErrorAs(t, err, &apiErr)
 		assert.Equal(t, "insufficient_funds", apiErr.DeclineCode)

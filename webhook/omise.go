@@ -47,7 +47,7 @@ var _ Verifier = (*Omise)(nil)
 // NewOmise returns a verifier for the webhook secret shown in Omise's
 // dashboard, which is base64: it is decoded here, once. It is refused if
 // secret (or a WithPreviousSecret) is empty or not base64; the error does
-// not quote it. Options: WithTolerance, WithPreviousSecret.
+// not quote it. Options: WithTolerance, WithClock, WithPreviousSecret.
 func NewOmise(secret idempay.Secret, opts ...VerifierOption) (*Omise, error) {
 	c, err := newVerifierConfig(opts)
 	if err != nil {

@@ -39,6 +39,31 @@ type verifierOptionFunc func(*verifierConfig) error
 
 func (f verifierOptionFunc) applyVerifier(c *verifierConfig) error { return f(c) }
 
+// ClockOption is the option WithClock returns. It configures both a
+// verifier and a Deduper, so that a test hands one fake clock to both.
+type ClockOption struct{ now func() time.Time }
+
+func (o ClockOption) applyVerifier(c *verifierConfig) error {
+	if o.now == nil {
+		return errors.New("webhook: WithClock(nil)")
+	}
+	c.now = o.now
+	return nil
+}
+
+func (o ClockOption) applyDeduper(c *deduperConfig) error {
+	if o.now == nil {
+		return errors.New("webhook: WithClock(nil)")
+	}
+	c.now = o.now
+	return nil
+}
+
+// WithClock makes a verifier or a Deduper read the time from now instead
+// of time.Now: a test moves time forward to age a signature or to let a
+// lease run out, without sleeping. It is refused if now is nil.
+func WithClock(now func() time.Time) ClockOption { return ClockOption{now: now} }
+
 // WithTolerance sets how far a signed timestamp may be from now, in either
 // direction (default DefaultTolerance). It is refused unless d is
 // positive: a verifier that accepts any age accepts a replay.

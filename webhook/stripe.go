@@ -30,7 +30,7 @@ var _ Verifier = (*Stripe)(nil)
 
 // NewStripe returns a verifier for the endpoint whose signing secret is
 // secret. It is refused if secret is empty. Options: WithTolerance,
-// WithPreviousSecret.
+// WithClock, WithPreviousSecret.
 func NewStripe(secret idempay.Secret, opts ...VerifierOption) (*Stripe, error) {
 	if secret == "" {
 		return nil, errors.New("webhook: stripe: signing secret is empty")

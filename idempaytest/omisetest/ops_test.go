@@ -227,7 +227,7 @@ func TestOptionsRefuseBadInput(t *testing.T) {
 	for name, opt := range map[string]Option{
 		"rates": WithFaultRates(fakes.Rates{Post: 2}, 1), "retention": WithSettings(fakes.Settings{Retention: -1}),
 		"retry-after": WithSettings(fakes.Settings{RetryAfter: -1}), "list delay": WithListDelay(-1),
-		"neighbours": WithNeighbours(0), "lookup failures": WithLookupFailures(1.5), "secret": WithSecretKey("a:b"),
+		"neighbours": WithNeighbors(0), "lookup failures": WithLookupFailures(1.5), "secret": WithSecretKey("a:b"),
 		"hook": WithHook(nil), "test": WithTest(nil),
 	} {
 		func() {

@@ -83,13 +83,13 @@ func WithListDelay(d time.Duration) Option {
 	return func(c *config) error { return faults.SetDelay(&c.listDelay, d, "list delay") }
 }
 
-// WithNeighbours makes the account busy with another integration: every
+// WithNeighbors makes the account busy with another integration: every
 // n-th charge request that reaches processing is preceded by a charge that
 // integration makes on the same account, in the shape of Omise's recorded
 // charges (metadata with numbers and booleans, no idempay tags, some
 // declined). Lookups by listing must read past them. It is refused if n is
 // not positive.
-func WithNeighbours(n int) Option {
+func WithNeighbors(n int) Option {
 	return func(c *config) error {
 		if n <= 0 {
 			return errors.New("neighbours must be positive")

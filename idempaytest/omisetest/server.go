@@ -35,7 +35,7 @@ type Server struct {
 	lookups *lookupFaults
 
 	// processed counts charge requests that reached processing, for
-	// WithNeighbours.
+	// WithNeighbors.
 	processed                     atomic.Int64
 	retrievals, lists, refundGets atomic.Int64
 }

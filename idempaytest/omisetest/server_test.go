@@ -201,10 +201,10 @@ func TestLookupFailures(t *testing.T) {
 	}
 }
 
-// With Neighbours, another integration's charges share the account, in
+// With neighbors, another integration's charges share the account, in
 // the shape of Omise's recorded ones: numbers and booleans in metadata.
-func TestNeighbours(t *testing.T) {
-	c := newClient(t, WithNeighbours(2))
+func TestNeighbors(t *testing.T) {
+	c := newClient(t, WithNeighbors(2))
 	for i := range 4 {
 		c.charge("", pay(fmt.Sprintf("n%d", i), fmt.Sprintf("tokn_test_n%d", i)))
 	}

@@ -53,7 +53,7 @@ func TestConfig(t *testing.T, p idempay.Provider, cases []ConfigCase) {
 
 // CheckConfig gives idempay.New each case, p standing for a nil Provider,
 // against a server that counts what reaches it: a refused case must fail
-// with idempay.ErrInvalidConfig and a *idempay.ConfigError naming its
+// with idempay.ErrConfig and a *idempay.ConfigError naming its
 // field, with no credential in the message, and nothing may be sent. It
 // returns every failure, joined.
 func CheckConfig(p idempay.Provider, cases []ConfigCase) error {
@@ -86,8 +86,8 @@ func checkConfigCase(base string, p idempay.Provider, tc ConfigCase) error {
 	case err == nil:
 		_ = c.Close(context.Background())
 		return fmt.Errorf("accepted; must be refused naming %s", tc.Field)
-	case !errors.Is(err, idempay.ErrInvalidConfig) || !errors.As(err, &ce):
-		return fmt.Errorf("refused with %T %v; want a *idempay.ConfigError matching ErrInvalidConfig", err, err)
+	case !errors.Is(err, idempay.ErrConfig) || !errors.As(err, &ce):
+		return fmt.Errorf("refused with %T %v; want a *idempay.ConfigError matching ErrConfig", err, err)
 	case ce.Field != tc.Field:
 		return fmt.Errorf("refused naming %q; want %q (%v)", ce.Field, tc.Field, err)
 	case strings.TrimSpace(tc.Credentials.Reveal()) != "" && strings.Contains(err.Error(), tc.Credentials.Reveal()):

@@ -35,8 +35,14 @@ var knownOpen = []struct {
 	{"issue16_1_failed_close_lost_then_resent", "16#1", 43, modelPG, false, checkFailedResent, "", false, true},
 	{"issue16_also_store_clock_set_back", "16 (also likely)", 228, modelPG, false, checkStaleKey, "", false, true},
 	{"issue16_1_redis_failed_close_not_fsynced", "16#1", 144, modelRedis, false, checkFailedCharged, "", false, true},
-	{"issue16_5_redis_model_lost_data_set", "16#5", 5, modelVolatile, false, checkDoubleCharge, "", false, false},
-	{"issue16_5_redis_model_lost_data_set_2", "16#5", 11, modelVolatile, false, checkDoubleCharge, "", false, false},
+	// 5: with the model's marker (crashmarker.go) the double charge is gone;
+	// what stays is unsettled: records the loss took that no caller charged
+	// again (a charge within the loss window would look them up first).
+	{"issue16_5_redis_model_lost_data_set", "16#5", 5, modelVolatile, false, checkDoubleCharge, "all,-unsettled,-op-unsettled", false, true},
+	// 11: still open, and the real store's limit too (keystore/redis/marker.go):
+	// a power cut restarts the server and every process, so no process
+	// remembers the marker's sequence and the loss goes unnoticed.
+	{"issue16_5_redis_model_lost_data_set_2", "16#5 (a power cut: nobody remembers the marker)", 11, modelVolatile, false, checkDoubleCharge, "", false, false},
 	{"issue16_5_redis_lost_data_set", "16#5", 30, "redis", true, checkDoubleCharge, "", false, false},
 	{"issue16_5_redis_lost_data_set_2", "16#5", 13, "redis", true, checkDoubleCharge, "", false, false},
 	{"issue16_2_guard_lock_not_written_handler_twice", "16#2", 36, "", false, checkCheckoutTwice, "all," + checkCheckoutTwice, true, true},
@@ -59,6 +65,9 @@ var knownOpen = []struct {
 	// the floor of what the store's clock read): 880's class, for refunds.
 	{"issue16_refund_resent_after_a_store_clock_set_back", "16 (store clock)", 400051, crashStores, false, checkOpMoney, "", false, false},
 	{"issue16_refund_resent_after_a_store_clock_set_back_2", "16 (store clock)", 400686, crashStores, false, checkOpMoney, "", false, false},
+	{"issue16_3_guard_late_reserve_handler_ran", "16#3", 28, "", false, checkLapsedRun, "", true, true},
+	{"issue16_3_deduper_late_reserve_handler_twice", "16#3", 5, "", false, checkWebhookTwice, "", true, true},
+	{"issue16_4_fast_file_store_start_shortens_retention", "16#4", 276, storeFileHost, false, checkExpiredEarly, "", false, true},
 }
 
 // crashStores is the store list the crash models' seeds were found with:

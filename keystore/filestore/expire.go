@@ -45,7 +45,7 @@ func (s *Store) Expire(ctx context.Context, retention time.Duration) (int, error
 		}
 		n := 0
 		downs := s.downs
-		err := s.guarded(func() error {
+		err := s.faultSafe(func() error {
 			return s.db.Update(func(tx *bolt.Tx) (err error) {
 				if n, err = expireChunkBefore(tx, limit); err != nil {
 					return err
@@ -128,7 +128,7 @@ func deleteClosed(recs *bolt.Bucket, k []byte) error {
 		return err
 	}
 	if !r.State.Closed() || !bytes.Equal(closedKeyOf(r), k) {
-		return corrupt("the closed index entry %q names record %q/%q, %s, closed %v", k, r.Namespace, r.IntentID, r.State, r.ClosedAt)
+		return corrupt("the closed index entry %q names record %q/%q, %s, closed %v", k, r.Namespace, r.ID, r.State, r.ClosedAt)
 	}
 	return recs.Delete(rk)
 }

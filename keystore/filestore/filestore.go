@@ -59,7 +59,7 @@ type Store struct {
 	w   writes
 	log wal
 	// broken is set once bbolt has stopped on a damaged page; see
-	// guarded.
+	// faultSafe.
 	broken atomic.Pointer[error]
 	// voided is how many leases Open voided.
 	voided int
@@ -81,7 +81,7 @@ var _ idempay.KeyStore = (*Store)(nil)
 
 // Open opens the store file at path, creating it (and not its directory) if
 // it does not exist, and starts the background sweep. It fails if an option
-// is invalid or path is empty (an error matching idempay.ErrInvalidConfig),
+// is invalid or path is empty (an error matching idempay.ErrConfig),
 // if another Store of this process holds the file (at once) or another
 // process does (after the open timeout), with an error matching ErrLocked,
 // if the directory is missing or not writable for a new file, with
@@ -129,7 +129,7 @@ func openLocked(path string, cfg config, f *os.File) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{cfg: cfg, sweepDone: make(chan struct{})}
-	err := guard(func() (err error) {
+	err := recoverFault(func() (err error) {
 		s.db, err = bolt.Open(path, cfg.fileMode, &bolt.Options{
 			Timeout:  cfg.openTimeout,
 			OpenFile: func(string, int, fs.FileMode) (*os.File, error) { return f, nil },
@@ -141,11 +141,11 @@ func openLocked(path string, cfg config, f *os.File) (*Store, error) {
 		return nil, err
 	}
 	if s.log.f, err = openLog(path, cfg.fileMode); err != nil {
-		guard(s.db.Close)
+		recoverFault(s.db.Close)
 		return nil, err
 	}
 	if err := s.start(); err != nil {
-		guard(s.db.Close)
+		recoverFault(s.db.Close)
 		s.log.f.Close()
 		return nil, err
 	}
@@ -189,7 +189,7 @@ func (s *Store) start() error {
 	var last time.Time
 	var id []byte
 	var applied uint64
-	err := s.guarded(func() error {
+	err := s.faultSafe(func() error {
 		return s.db.View(func(tx *bolt.Tx) (err error) {
 			if last, err = verify(tx); err != nil {
 				return err
@@ -224,7 +224,7 @@ func (s *Store) start() error {
 		s.clock = s.host.now
 	}
 	s.log.lsn = applied + uint64(len(entries))
-	return s.guarded(func() error {
+	return s.faultSafe(func() error {
 		return s.db.Update(func(tx *bolt.Tx) (err error) {
 			if err := applyLog(tx, entries, applied); err != nil {
 				return err
@@ -265,7 +265,7 @@ func (s *Store) Close() error {
 		<-s.sweepDone
 		err := s.stopWrites()
 		if err == nil {
-			err = s.guarded(func() error { return s.db.Update(s.markClosed) })
+			err = s.faultSafe(func() error { return s.db.Update(s.markClosed) })
 		}
 		if s.broken.Load() != nil {
 			err = nil // reported by the calls that found it

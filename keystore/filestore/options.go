@@ -39,7 +39,7 @@ const (
 )
 
 // An Option configures Open. Options check their argument and make Open
-// fail with an *idempay.ConfigError (matching idempay.ErrInvalidConfig)
+// fail with an *idempay.ConfigError (matching idempay.ErrConfig)
 // rather than run with a value that cannot work.
 type Option func(*config) error
 

@@ -77,7 +77,7 @@ type Provider struct {
 	// (ErrLegacyTag), since it may be another account's.
 	LegacyNamespace string
 
-	// RefundRecheck is how long FindRefund waits before reading a charge's
+	// RefundRecheck is how long FindOp of a refund waits before reading a charge's
 	// refunds a second time when the first pass found no refund of the
 	// refund ID; only two passes without one are taken as proof that the
 	// refund was never made (KindNotFound), which lets the Client resend
@@ -93,9 +93,9 @@ type Provider struct {
 }
 
 var (
-	_ idempay.Provider    = Provider{}
-	_ idempay.Finder      = Provider{}
-	_ idempay.LookupGuard = Provider{}
+	_ idempay.Provider             = Provider{}
+	_ idempay.Finder               = Provider{}
+	_ idempay.LookupBeforeResender = Provider{}
 )
 
 // Name is "omise": the provider part of every KeyStore namespace.

@@ -7,7 +7,7 @@
 //		Store:       store,
 //	})
 //
-// New refuses (idempay.ErrInvalidConfig) what would fail on the first
+// New refuses (idempay.ErrConfig) what would fail on the first
 // send: no secret key or a publishable one, a BaseURL ending in /v1 (the
 // adapter appends it), a Connect setting that could mix accounts' records;
 // see Provider.CheckConfig.

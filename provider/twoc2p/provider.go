@@ -72,8 +72,8 @@ const (
 )
 
 var (
-	_ idempay.Provider    = Provider{}
-	_ idempay.LookupGuard = Provider{}
+	_ idempay.Provider             = Provider{}
+	_ idempay.LookupBeforeResender = Provider{}
 )
 
 // Name is "2c2p": the provider part of every KeyStore namespace.
