@@ -117,6 +117,27 @@ func ExampleFakeCharger() {
 	// ch_1 true store
 }
 
+// The provider charged and the answer was lost (a Post fault): the
+// caller's retry resumes the attempt under the same key and gets the
+// provider's stored charge; Sent shows one key on the wire twice.
+func ExampleIntentScript_Fault() {
+	var fake idempaytest.FakeCharger
+	fake.OnIntent("order-1").Fault(idempaytest.Post)
+	ctx := context.Background()
+	req := idempaytest.Request("order-1", 1500)
+
+	_, err := fake.Charge(ctx, req)
+	fmt.Println(idempay.OutcomeOf(err))
+	ch, err := fake.Charge(ctx, req)
+	fmt.Println(err, ch.Replayed, ch.ReplayedFrom)
+	sent := fake.Sent("order-1")
+	fmt.Println(len(sent), "requests, same key:", sent[0].Key == sent[1].Key)
+	// Output:
+	// unknown
+	// <nil> true server
+	// 2 requests, same key: true
+}
+
 // A declined customer tries another card on the same order: the second
 // card is the intent's second attempt, with its own key. Once the order is
 // paid, any later charge of it, even with the first card, answers that

@@ -80,13 +80,7 @@ func WithFaultRates(r fakes.Rates, seed uint64) Option {
 // creation: a lagging list, or a charge still being created when the list
 // is read. It is refused if d is negative.
 func WithListDelay(d time.Duration) Option {
-	return func(c *config) error {
-		if d < 0 {
-			return errors.New("list delay is negative")
-		}
-		c.listDelay = d
-		return nil
-	}
+	return func(c *config) error { return faults.SetDelay(&c.listDelay, d, "list delay") }
 }
 
 // WithNeighbors makes the account busy with another integration: every
@@ -129,13 +123,7 @@ func WithPendingRefunds() Option {
 // WithHook calls hook for every POST as it arrives, before any fault, on
 // the handler's goroutine. It is refused if hook is nil.
 func WithHook(hook func(RequestInfo)) Option {
-	return func(c *config) error {
-		if hook == nil {
-			return errors.New("hook is nil")
-		}
-		c.hook = hook
-		return nil
-	}
+	return func(c *config) error { return faults.SetHook(&c.hook, hook) }
 }
 
 // WithTest ties the server to t: when t ends the server is closed (its

@@ -117,3 +117,26 @@ func (g guardNoRefundLookup) NewOpRequest(ctx context.Context, t idempay.Target,
 func (guardNoRefundLookup) FindOp(context.Context, *http.Client, idempay.Target, idempay.OpRequest, idempay.Record) (idempay.Verdict, error) {
 	return idempay.Verdict{}, idempay.ErrNoLookup
 }
+
+// CheckConfig fails an adapter that accepts what it must refuse, or
+// refuses what works, naming the case.
+func TestCheckConfigFailsALaxAdapter(t *testing.T) {
+	err := conformance.CheckConfig(idempay.OwnAPI{}, []conformance.ConfigCase{
+		{Name: "endpoint in the base URL", Path: "/payments/charge", Credentials: "sk", Field: "BaseURL"},
+		{Name: "a working one", Credentials: "sk"},
+		{Name: "a bad URL", Path: "\x7f", Credentials: "sk"},
+	})
+	if err == nil {
+		t.Fatal("a lax adapter passed")
+	}
+	msg := err.Error()
+	for _, want := range []string{"endpoint in the base URL: accepted; must be refused naming BaseURL",
+		"a bad URL: refused a working configuration"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("failures %q do not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "a working one") {
+		t.Errorf("a working configuration failed: %q", msg)
+	}
+}

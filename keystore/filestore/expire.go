@@ -17,8 +17,8 @@ const expireChunk = 1000
 
 // Expire implements idempay.KeyStore: it deletes the succeeded and failed
 // records closed more than retention ago by the store's clock (ClosedAt
-// before now minus retention, leaving out the downtimes since: see the
-// package documentation) and returns how many it deleted. Open and
+// before now minus retention, leaving out the downtimes since: see
+// README.md) and returns how many it deleted. Open and
 // pending records are never deleted. It reads only the index of closed
 // records, from the earliest closed, and stops at the first one closed at
 // or after the cutoff. It checks ctx between chunks of deletions and

@@ -18,7 +18,7 @@ const maxBody = 1 << 20
 // earlier attempt's, whose decline or payment is that attempt's, under its
 // own key. It returns an error only when no answer came back (the Client
 // then treats the outcome as unknown); every answer is a Verdict, mapped as
-// the package documentation says. Found answers are marked Replayed: the
+// README.md says. Found answers are marked Replayed: the
 // charge was made by an earlier call, not by this one. hc nil means
 // http.DefaultClient.
 //
