@@ -2,7 +2,6 @@ package idempay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -18,10 +17,10 @@ func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) 
 	if ch.State != StateSucceeded || !ch.Authorized {
 		return answerPending(ch)
 	}
-	doc, err := c.authorisationLedger(ctx, ch.IntentID)
+	doc, err := c.readLedger(ctx, ch.IntentID, ledgerRead{reconciled: true})
 	switch {
 	case err != nil:
-		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeUnknown, Attempts: ch.Attempts,
+		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeUnknown, Requests: ch.Requests,
 			Err: fmt.Errorf("%w: authorised; whether it was captured is unknown: %w", ErrStore, err)}
 	case doc.Charge == nil:
 		return authorised(ch)
@@ -31,7 +30,7 @@ func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) 
 		return ch, nil
 	}
 	if e, ok := doc.first(OpCancel, succeeded); ok {
-		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeFailed, Attempts: ch.Attempts,
+		return nil, &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomeFailed, Requests: ch.Requests,
 			Err: fmt.Errorf("%w by %q", ErrCanceled, e.OpID)}
 	}
 	return authorised(ch)
@@ -42,23 +41,6 @@ func (c *Client) answerCharge(ctx context.Context, ch *Charge) (*Charge, error) 
 func authorised(ch *Charge) (*Charge, error) {
 	ch.State = StatePending
 	return ch, pendingError(ch, ErrAuthorized)
-}
-
-// authorisationLedger reads the intent's ledger, reconciled, if there is
-// one; a document without a charge when no operation was ever entered.
-func (c *Client) authorisationLedger(ctx context.Context, intentID string) (ledgerDoc, error) {
-	rec, err := c.store.Load(ctx, c.ledgerNamespace(), intentID)
-	if errors.Is(err, ErrNotFound) {
-		return ledgerDoc{}, nil
-	}
-	if err != nil {
-		return ledgerDoc{}, err
-	}
-	doc, err := decodeLedger(rec.Result)
-	if err != nil || doc.Charge == nil {
-		return doc, err
-	}
-	return doc, c.reconcile(ctx, &doc)
 }
 
 // refusalCause is the cause chain of a charge the provider refused, as a
@@ -72,7 +54,7 @@ func (c *Client) authorisationLedger(ctx context.Context, intentID string) (ledg
 func (c *Client) refusalCause(ctx context.Context, op operation, rec Record, k Kind, apiErr *APIError) error {
 	sentinel := failedSentinel(k)
 	if _, charge := op.(chargeOp); charge && k == KindDeclined {
-		doc, err := c.authorisationLedger(ctx, rec.IntentID)
+		doc, err := c.readLedger(ctx, rec.ID, ledgerRead{reconciled: true})
 		auth := err == nil && doc.Charge != nil && doc.Charge.Authorized &&
 			(doc.Charge.Key == "" || doc.Charge.Key == rec.Key)
 		if _, ok := doc.first(OpCancel, succeeded); auth && ok {

@@ -121,7 +121,7 @@ func TestRetryBudgetRefusalOutcome(t *testing.T) {
 		_, err := c.Charge(context.Background(), idempay.ChargeRequest{IntentID: id, Amount: 100, Currency: "USD", Source: "tok"})
 		var ce *idempay.ChargeError
 		require.ErrorAs(t, err, &ce)
-		return ce, ce.Attempts
+		return ce, ce.Requests
 	}
 
 	status.Store(http.StatusServiceUnavailable)

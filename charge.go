@@ -121,8 +121,10 @@ type Charge struct {
 	Replayed     bool         `json:"replayed"`
 	ReplayedFrom ReplaySource `json:"replayed_from,omitempty"`
 
-	// Attempts counts the requests this call sent (0 for a store replay).
-	Attempts int `json:"attempts"`
+	// Requests counts the HTTP requests this call sent (0 for a store
+	// replay). Stored under its former name, "attempts", which records
+	// written before the rename hold.
+	Requests int `json:"attempts"`
 	// Attempt is the intent's attempt this charge belongs to: 1, or more
 	// after earlier attempts definitely failed (a declined card, then
 	// another).

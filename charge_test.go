@@ -110,7 +110,7 @@ func TestBadConfigIsRefused(t *testing.T) {
 			assert.Nil(t, c)
 			var ce *idempay.ConfigError
 			require.ErrorAs(t, err, &ce)
-			assert.ErrorIs(t, err, idempay.ErrInvalidConfig)
+			assert.ErrorIs(t, err, idempay.ErrConfig)
 			assert.NotContains(t, err.Error(), "pw", "userinfo is not echoed")
 		})
 	}

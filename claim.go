@@ -112,7 +112,7 @@ type ClaimConfig struct {
 //     and move money the caller was told had not moved.
 //   - succeeded, pending: only with cfg.Durable. Lost, the record reopens
 //     with a key the provider has seen; resuming it sends the same key,
-//     which the provider answers by replay (or, for a LookupGuard
+//     which the provider answers by replay (or, for a LookupBeforeResender
 //     provider, a lookup before any resend), and past MaxAge it is never
 //     resent at all.
 //   - open (a release): never; see ReleaseWith for one that stores a
@@ -410,7 +410,7 @@ func (cl *Claim) write(ctx context.Context, res Resolution) error {
 	wctx := detachedWrite(ctx, cl.cfg.WriteTimeout)
 	defer wctx.cancel()
 	rec := cl.Record()
-	res.Namespace, res.IntentID, res.Key = rec.Namespace, rec.IntentID, rec.Key
+	res.Namespace, res.ID, res.Key = rec.Namespace, rec.ID, rec.Key
 	return cl.cfg.Store.Resolve(wctx, res)
 }
 
@@ -504,7 +504,7 @@ func (cl *Claim) renew() bool {
 	switch {
 	case err != nil:
 		cl.cfg.Logger.LogAttrs(context.Background(), slog.LevelDebug, "idempay: lease renewal failed; trying again",
-			slog.String("intent", req.IntentID), slog.String("error", err.Error()))
+			slog.String("intent", req.ID), slog.String("error", err.Error()))
 		return true
 	case !res.Claimed:
 		cl.lose(fmt.Errorf("%w: renewal refused (record %s, leased to another flight: %t)",

@@ -27,7 +27,7 @@ func TestLeaseRunOutOnTheClockIsLapsed(t *testing.T) {
 	store := memstore.New(memstore.WithClock(clock))
 	cfg := idempay.ClaimConfig{Store: store, Lease: time.Minute, Clock: clock}
 	claim, res, err := cfg.Reserve(context.Background(), idempay.ReserveRequest{
-		Namespace: "ns", IntentID: "o", Attempt: 1, Key: "k1", Fingerprint: "fp"})
+		Namespace: "ns", ID: "o", Attempt: 1, Key: "k1", Fingerprint: "fp"})
 	require.NoError(t, err)
 	require.True(t, res.Claimed)
 	assert.False(t, claim.Lapsed())
@@ -96,7 +96,7 @@ func TestClaimDurabilityFollowsTheState(t *testing.T) {
 			store := &resolutions{KeyStore: memstore.New()}
 			cfg := idempay.ClaimConfig{Store: store, Lease: time.Minute, Durable: tc.durable}
 			cl, res, err := cfg.Reserve(ctx, idempay.ReserveRequest{
-				Namespace: "ns", IntentID: "o", Attempt: 1, Key: "k1", Fingerprint: "fp"})
+				Namespace: "ns", ID: "o", Attempt: 1, Key: "k1", Fingerprint: "fp"})
 			require.NoError(t, err)
 			require.True(t, res.Claimed)
 			require.NoError(t, tc.w(cl))

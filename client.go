@@ -71,7 +71,10 @@ type Config struct {
 	// Clock returns the time, for elapsed-time measures only (backoff,
 	// lease time left): every age that decides whether a key may be resent
 	// comes from the store's clock. It must not jump back; tests inject a
-	// fake. Default time.Now.
+	// fake. Its readings are also held against the store's, to notice a
+	// store clock that runs ahead (lookups then start their windows that
+	// much earlier), so a fake far behind the store's clock only widens
+	// lookups. Default time.Now.
 	Clock func() time.Time
 	// NewKey makes an idempotency key for a new attempt. Default: UUID v4.
 	NewKey func() string
@@ -370,7 +373,7 @@ func (c *Client) Settle(ctx context.Context, intentID string) (*Charge, error) {
 	return c.flights.settle(ctx, c, chargeOp{c: c, req: ChargeRequest{IntentID: intentID}})
 }
 
-// ConfigError is a bad Config refused by New. It matches ErrInvalidConfig.
+// ConfigError is a bad Config refused by New. It matches ErrConfig.
 type ConfigError struct {
 	Field  string
 	Reason string
@@ -381,11 +384,13 @@ func (e *ConfigError) Error() string {
 	return fmt.Sprintf("idempay: config %s %s", e.Field, e.Reason)
 }
 
-// Unwrap returns ErrInvalidConfig.
-func (e *ConfigError) Unwrap() error { return ErrInvalidConfig }
+// Unwrap returns ErrConfig.
+func (e *ConfigError) Unwrap() error { return ErrConfig }
 
-// ErrInvalidConfig is matched by every *ConfigError.
-var ErrInvalidConfig = errors.New("idempay: invalid config")
+// ErrInvalidConfig is ErrConfig, the one sentinel of a wrong configuration.
+//
+// Deprecated: use ErrConfig, which every *ConfigError matches.
+var ErrInvalidConfig = ErrConfig
 
 func configErr(field, format string, args ...any) error {
 	return &ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}

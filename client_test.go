@@ -134,7 +134,7 @@ func TestChargeSucceeds(t *testing.T) {
 	assert.Equal(t, int64(1500), ch.Amount)
 	assert.Equal(t, "JPY", ch.Currency)
 	assert.Equal(t, "req_ch_1", ch.RequestID)
-	assert.Equal(t, 1, ch.Attempts)
+	assert.Equal(t, 1, ch.Requests)
 	assert.False(t, ch.Replayed)
 	assert.Len(t, ch.Key, 36, "a UUID v4 key")
 	assert.Equal(t, map[string]int{ch.Key: 1}, s.distinctKeys())
@@ -165,7 +165,7 @@ func TestRetriesKeepOneKey(t *testing.T) {
 		replayed("Idempotency-Replayed", created("ch_2")))
 	ch, err := newClient(t, s.server.URL, store).Charge(context.Background(), order("o"))
 	require.NoError(t, err)
-	assert.Equal(t, 5, ch.Attempts)
+	assert.Equal(t, 5, ch.Requests)
 	assert.Equal(t, int32(5), s.hits.Load(), "the attempt count is what the server saw")
 	assert.Equal(t, map[string]int{ch.Key: 5}, s.distinctKeys(), "one key over every attempt")
 	assert.True(t, ch.Replayed)
@@ -248,7 +248,7 @@ func TestSettledIntentAnswersFromStore(t *testing.T) {
 	assert.Equal(t, first.Key, again.Key)
 	assert.True(t, again.Replayed)
 	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
-	assert.Zero(t, again.Attempts)
+	assert.Zero(t, again.Requests)
 }
 
 func TestInFlightPastBudgetIsInProgress(t *testing.T) {
@@ -290,7 +290,7 @@ func TestConnectionRefusedIsFailed(t *testing.T) {
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
 	var ce *idempay.ChargeError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, 5, ce.Attempts)
+	assert.Equal(t, 5, ce.Requests)
 }
 
 func TestUnknownThenResumeWithSameKey(t *testing.T) {
@@ -498,8 +498,8 @@ func TestNoSilentResendOnKeptAliveConnection(t *testing.T) {
 	before := s.hits.Load()
 	ch, err := c.Charge(context.Background(), order("second"))
 	require.NoError(t, err)
-	assert.Equal(t, s.hits.Load()-before, int32(ch.Attempts), "attempts counted = requests received")
-	assert.Equal(t, 2, ch.Attempts)
+	assert.Equal(t, s.hits.Load()-before, int32(ch.Requests), "attempts counted = requests received")
+	assert.Equal(t, 2, ch.Requests)
 }
 
 func TestWaiterStopsWaitingOnItsOwnContext(t *testing.T) {
@@ -533,7 +533,7 @@ func TestBadGeneratedKeyIsRefused(t *testing.T) {
 	s := newStub(t, store, created("never"))
 	c := newClient(t, s.server.URL, store, func(cfg *idempay.Config) { cfg.NewKey = func() string { return "bad key" } })
 	_, err := c.Charge(context.Background(), order("o"))
-	assert.ErrorIs(t, err, idempay.ErrInvalidConfig)
+	assert.ErrorIs(t, err, idempay.ErrConfig)
 	assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
 	assert.Zero(t, s.hits.Load())
 }
@@ -563,6 +563,6 @@ func TestNoSilentResendOfABodilessPost(t *testing.T) {
 	before := seen.Load()
 	ch, err := c.Charge(context.Background(), order("second"))
 	require.NoError(t, err)
-	assert.Equal(t, seen.Load()-before, int32(ch.Attempts), "attempts counted = requests received")
-	assert.Equal(t, 2, ch.Attempts)
+	assert.Equal(t, seen.Load()-before, int32(ch.Requests), "attempts counted = requests received")
+	assert.Equal(t, 2, ch.Requests)
 }

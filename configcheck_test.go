@@ -20,7 +20,7 @@ func (p checkingProvider) CheckConfig(idempay.Target) error { return p.err }
 
 // New asks a ConfigChecker before it returns: its *ConfigError comes back
 // as it is, any other error wrapped in one (Field "Provider"), both
-// matching ErrInvalidConfig.
+// matching ErrConfig.
 func TestNewAsksTheProvidersConfigChecker(t *testing.T) {
 	cfg := idempay.Config{BaseURL: "https://payments.example", Store: memstore.New()}
 
@@ -32,7 +32,7 @@ func TestNewAsksTheProvidersConfigChecker(t *testing.T) {
 
 	cfg.Provider = checkingProvider{err: errors.New("no merchant ID")}
 	_, err = idempay.New(cfg)
-	require.ErrorIs(t, err, idempay.ErrInvalidConfig)
+	require.ErrorIs(t, err, idempay.ErrConfig)
 	require.True(t, errors.As(err, &ce))
 	assert.Equal(t, "Provider", ce.Field)
 	assert.Contains(t, ce.Reason, "no merchant ID")

@@ -110,9 +110,12 @@ var (
 	// parameters or others, begins a new attempt.
 	ErrUnreachable = errors.New("idempay: provider not reached")
 
-	// ErrConfig: the provider refused the credentials or the endpoint (401,
-	// 403, 404, 501, a TLS certificate error). Nothing was charged by it.
-	ErrConfig = errors.New("idempay: configuration refused by provider")
+	// ErrConfig: the configuration is wrong, and nothing was charged
+	// because of it: New refused the Config (a *ConfigError, nothing
+	// stored or sent), or the provider refused the credentials or the
+	// endpoint (401, 403, 404, 501, a TLS certificate error). Outcome
+	// failed.
+	ErrConfig = errors.New("idempay: configuration refused")
 
 	// ErrNoLookup: the provider cannot look a charge up by intent (its
 	// adapter is no Finder, or OwnAPI.LookupPath is unset). Returned by
@@ -132,7 +135,7 @@ type ChargeError struct {
 	IntentID string
 	Key      string
 	Outcome  Outcome
-	Attempts int   // requests that left this process for this call
+	Requests int   // requests that left this process for this call
 	Err      error // the cause: a sentinel above, an *APIError, or a transport error
 }
 
@@ -140,8 +143,8 @@ type ChargeError struct {
 func (e *ChargeError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "idempay: charge %q: outcome %s", e.IntentID, e.Outcome)
-	if e.Attempts > 0 {
-		fmt.Fprintf(&b, " after %d attempt(s)", e.Attempts)
+	if e.Requests > 0 {
+		fmt.Fprintf(&b, " after %d request(s)", e.Requests)
 	}
 	if e.Err != nil {
 		b.WriteString(": ")

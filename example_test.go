@@ -41,7 +41,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.State, ch.Amount, ch.Currency, ch.Attempts, ch.Replayed)
+	fmt.Println(ch.State, ch.Amount, ch.Currency, ch.Requests, ch.Replayed)
 
 	// Charging the same intent again sends nothing: the store answers.
 	again, _ := client.Charge(context.Background(), req)
@@ -142,8 +142,8 @@ func ExampleClient_Unresolved() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		ch, err := client.Charge(context.Background(), req) // rebuilt from rec.IntentID in real code
-		fmt.Println(rec.IntentID, rec.State, err == nil && ch.Key == rec.Key)
+		ch, err := client.Charge(context.Background(), req) // rebuilt from rec.ID in real code
+		fmt.Println(rec.ID, rec.State, err == nil && ch.Key == rec.Key)
 	}
 	// Output:
 	// order-5005 open true

@@ -48,7 +48,7 @@ func (f *flight) run() (Verdict, error) {
 	f.probe.held, f.probe.sent = f.mayStillSend, &f.prog.sent
 	f.attempts = f.first[:0]
 
-	if !f.created && f.guarded() {
+	if !f.created && f.lookupFirst() {
 		// An earlier call may have sent this key, and the provider does
 		// not de-duplicate: ask before sending again.
 		if v, resend := f.lookupBeforeResend(ctx); !resend {
@@ -111,7 +111,7 @@ func (f *flight) checkRetry(ctx context.Context, resp *http.Response, err error)
 		return false, nil
 	}
 	again := retryable(a.Verdict)
-	if f.guarded() && mayHaveMoved(a.Kind) && !settles(a.Kind) && !a.Replayed {
+	if f.lookupFirst() && mayHaveMoved(a.Kind) && !settles(a.Kind) && !a.Replayed {
 		v, resend := f.lookupBeforeResend(ctx)
 		if !resend {
 			f.settled = &v
@@ -157,7 +157,7 @@ func (f *flight) complete(v *Verdict, resp *http.Response, body []byte) {
 	}
 	if v.Charge != nil {
 		ch := *v.Charge
-		ch.IntentID, ch.Key = f.rec.IntentID, f.rec.Key
+		ch.IntentID, ch.Key = f.rec.ID, f.rec.Key
 		if ch.RequestID == "" {
 			ch.RequestID = v.RequestID
 		}
@@ -194,8 +194,8 @@ func (f *flight) secrets() []Secret {
 	return f.secs
 }
 
-// guarded reports whether the provider must be asked before a resend.
-func (f *flight) guarded() bool { return f.op.guarded() }
+// lookupFirst reports whether the provider must be asked before a resend.
+func (f *flight) lookupFirst() bool { return f.op.lookupFirst() }
 
 // lookupBeforeResend asks the provider about the operation; resend is true
 // only when the provider proved that it was never done.
@@ -203,7 +203,7 @@ func (f *flight) lookupBeforeResend(ctx context.Context) (v Verdict, resend bool
 	v, err := f.c.find(ctx, f.op, f.rec)
 	if err != nil {
 		f.c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: lookup failed",
-			slog.String("intent", f.rec.IntentID), slog.String("error", err.Error()))
+			slog.String("intent", f.rec.ID), slog.String("error", err.Error()))
 		return Verdict{Kind: KindUnknown}, false
 	}
 	f.complete(&v, nil, nil)
@@ -215,7 +215,7 @@ func (f *flight) logAttempt(a attempt) {
 		return // no attributes built for a logger that drops them
 	}
 	attrs := []slog.Attr{
-		slog.String("intent", f.rec.IntentID), slog.String("key", f.rec.Key),
+		slog.String("intent", f.rec.ID), slog.String("key", f.rec.Key),
 		slog.Int("attempt", len(f.attempts)), slog.String("kind", a.Kind.String()),
 		slog.Bool("replayed", a.Replayed),
 	}

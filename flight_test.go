@@ -57,7 +57,7 @@ func TestFlightOutlivesAnImpatientCaller(t *testing.T) {
 	var ce *idempay.ChargeError
 	require.ErrorAs(t, err, &ce)
 	assert.NotEmpty(t, ce.Key, "the intent's key")
-	assert.Equal(t, 1, ce.Attempts, "the requests sent so far")
+	assert.Equal(t, 1, ce.Requests, "the requests sent so far")
 	assert.NotContains(t, err.Error(), "in progress elsewhere")
 
 	close(release)
@@ -257,7 +257,7 @@ func TestUnresolvedReachesEveryOpenIntent(t *testing.T) {
 	seen := map[string]bool{}
 	for rec, err := range c.Unresolved(context.Background()) {
 		require.NoError(t, err)
-		seen[rec.IntentID] = true
+		seen[rec.ID] = true
 	}
 	assert.Len(t, seen, 251)
 	assert.True(t, seen["lost-one"], "the lost charge behind 250 pendings")

@@ -176,7 +176,7 @@ func copyResult(ch *Charge, err error) (*Charge, error) {
 }
 
 func stoppedWaiting(id, key string, sent int, ctx context.Context) error {
-	return &ChargeError{IntentID: id, Key: key, Outcome: OutcomeUnknown, Attempts: sent,
+	return &ChargeError{IntentID: id, Key: key, Outcome: OutcomeUnknown, Requests: sent,
 		Err: fmt.Errorf("%w: %w", ErrStoppedWaiting, context.Cause(ctx))}
 }
 
@@ -202,7 +202,7 @@ func (c *Client) contained(op operation, prog *progress, run func() (*Charge, er
 			slog.String("intent", id), slog.String("panic", perr.Message), slog.String("stack", string(perr.Stack)))
 		c.abandon(prog)
 		ch, err = nil, &ChargeError{IntentID: id, Key: prog.Key(), Outcome: OutcomeUnknown,
-			Attempts: int(prog.sent.Load()), Err: perr}
+			Requests: int(prog.sent.Load()), Err: perr}
 	}()
 	return run()
 }

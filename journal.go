@@ -81,7 +81,7 @@ func (w *wireNotes) list() []wireNote {
 func (f *flight) entries() []JournalEntry {
 	notes := f.probe.notes.list()
 	out := make([]JournalEntry, 0, len(notes))
-	op, id := journalOp(f.rec.Namespace, f.c.namespace), f.rec.IntentID
+	op, id := journalOp(f.rec.Namespace, f.c.namespace), f.rec.ID
 	for i, n := range notes {
 		e := JournalEntry{Namespace: f.rec.Namespace, Operation: op, ID: id, Attempt: f.rec.Attempt, Try: i + 1,
 			Key: f.rec.Key, Fingerprint: f.rec.Fingerprint, Instance: f.claim.Owner(), SentAt: n.at, Sent: n.sent,
@@ -126,7 +126,7 @@ func (c *Client) writeJournal(ctx context.Context, f *flight) {
 		err = c.storeJournal(context.WithoutCancel(ctx), f, raw)
 	}
 	if err != nil {
-		c.log.WarnContext(ctx, "idempay: journal not written", "intent", f.rec.IntentID, "error", err.Error())
+		c.log.WarnContext(ctx, "idempay: journal not written", "intent", f.rec.ID, "error", err.Error())
 	}
 }
 
@@ -135,9 +135,9 @@ func (c *Client) storeJournal(ctx context.Context, f *flight, raw []byte) error 
 	defer cancel()
 	ns := journalNamespace(c.namespace)
 	// One record per flight: its owner is unique to the flight.
-	id := journalOp(f.rec.Namespace, c.namespace) + "/" + f.rec.IntentID + "/" + strconv.Itoa(f.rec.Attempt) + "/" + f.claim.Owner()
+	id := journalOp(f.rec.Namespace, c.namespace) + "/" + f.rec.ID + "/" + strconv.Itoa(f.rec.Attempt) + "/" + f.claim.Owner()
 	owner := c.claims.NewOwner()
-	res, err := c.store.Reserve(ctx, ReserveRequest{Namespace: ns, IntentID: id, Attempt: 1, Key: journalKey,
+	res, err := c.store.Reserve(ctx, ReserveRequest{Namespace: ns, ID: id, Attempt: 1, Key: journalKey,
 		Fingerprint: journalFingerprint, Owner: owner, Lease: c.claims.Lease})
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func (c *Client) storeJournal(ctx context.Context, f *flight, raw []byte) error 
 	}
 	// Left open, so that ListOpen pages through the journal in the order
 	// it was written; Client.ExpireJournal closes what is past retention.
-	return c.store.Resolve(ctx, Resolution{Namespace: ns, IntentID: id, Key: journalKey, State: StateOpen,
+	return c.store.Resolve(ctx, Resolution{Namespace: ns, ID: id, Key: journalKey, State: StateOpen,
 		Result: raw, LeaseOwner: owner, Durable: true})
 }
 
@@ -168,7 +168,7 @@ func (c *Client) Journal(ctx context.Context, since time.Time) iter.Seq2[Journal
 			for _, r := range recs {
 				var es []JournalEntry
 				if err := json.Unmarshal(r.Result, &es); err != nil {
-					if !yield(JournalEntry{}, fmt.Errorf("%w: journal record %s unreadable: %w", ErrStore, r.IntentID, err)) {
+					if !yield(JournalEntry{}, fmt.Errorf("%w: journal record %s unreadable: %w", ErrStore, r.ID, err)) {
 						return
 					}
 					continue
@@ -207,7 +207,7 @@ func (c *Client) ExpireJournal(ctx context.Context, retention time.Duration, now
 			if !r.CreatedAt.Before(cutoff) {
 				return n, nil
 			}
-			if err := c.store.Resolve(ctx, Resolution{Namespace: ns, IntentID: r.IntentID, Key: journalKey,
+			if err := c.store.Resolve(ctx, Resolution{Namespace: ns, ID: r.ID, Key: journalKey,
 				State: StateSucceeded}); err != nil {
 				return n, err
 			}

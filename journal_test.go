@@ -62,7 +62,7 @@ func TestJournalMatchesServerLog(t *testing.T) {
 		}
 	}
 	assert.Equal(t, total, sent, "the journal holds every request the server received")
-	assert.EqualValues(t, rep.Attempts, sent, "and every request the client counted")
+	assert.EqualValues(t, rep.Requests, sent, "and every request the client counted")
 	for key, statuses := range server {
 		got := journal[key]
 		if !assert.Len(t, got, len(statuses), "requests under key %s", key) {

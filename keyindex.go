@@ -45,7 +45,7 @@ func (c *Client) claimKey(ctx context.Context, key string, owner keyOwner) error
 	// keeps its writes in order the insert needs no sync of its own: the
 	// key is only ever sent under a reservation, whose sync comes after
 	// it and carries it (see WriteOrderKeeper).
-	res, err := c.store.Reserve(ctx, ReserveRequest{Namespace: c.keyNamespace(), IntentID: key, Attempt: 1,
+	res, err := c.store.Reserve(ctx, ReserveRequest{Namespace: c.keyNamespace(), ID: key, Attempt: 1,
 		Key: keyIndexKey, Fingerprint: fp, Owner: cfg.NewOwner(), Lease: cfg.Lease, Unsent: c.ordered()})
 	switch {
 	case err != nil:

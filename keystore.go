@@ -43,7 +43,7 @@ import (
 // current attempt and keeps the earlier ones, all definitely failed, in
 // History. A new attempt begins only from a failed record (see Reserve).
 //
-// Records are identified by (Namespace, IntentID): the same intent ID under
+// Records are identified by (Namespace, ID): the same intent ID under
 // two namespaces (two providers, or two merchant accounts) is two records.
 //
 // # Retention: what may be deleted, and what never is
@@ -93,7 +93,7 @@ import (
 // should pass the conformance suite in package keystore/storetest.
 type KeyStore interface {
 	// Reserve inserts, claims or reads the record of (r.Namespace,
-	// r.IntentID), in one atomic step, and returns it as stored after the
+	// r.ID), in one atomic step, and returns it as stored after the
 	// call with Now, the store's clock at that step:
 	//
 	//   - No record: it is inserted as attempt r.Attempt, open, with r's
@@ -135,7 +135,7 @@ type KeyStore interface {
 	Load(ctx context.Context, namespace, intentID string) (Record, error)
 
 	// ListOpen returns up to limit records of the namespace whose state is
-	// StateOpen or StatePending, in (CreatedAt, IntentID) order, starting
+	// StateOpen or StatePending, in (CreatedAt, ID) order, starting
 	// strictly after the cursor (the zero Cursor is the start). Paging
 	// with the cursor of the last record returned reaches every record
 	// that stays open throughout, however many come before it. limit must
@@ -185,10 +185,15 @@ func (s State) Valid() bool {
 	return false
 }
 
-// Record is what a KeyStore keeps for one payment intent.
+// Record is what a KeyStore keeps for one payment intent, one operation
+// (a refund, capture or cancel), one intent's ledger, or one key of the
+// guard or a webhook Deduper: whatever its Namespace says.
 type Record struct {
-	Namespace   string    // provider and account, e.g. "stripe:acct_123"
-	IntentID    string    // the caller's order or intent ID
+	Namespace string // provider and account, e.g. "stripe:acct_123", and what the records are ("/refund", ...)
+	// ID names the record in its namespace: the caller's intent ID for a
+	// charge or a ledger, the caller's operation ID (RefundID, ...) for an
+	// operation. Its JSON name (the admin API's) is "IntentID", as before.
+	ID          string    `json:"IntentID"`
 	Attempt     int       // the current attempt, 1 for the first
 	Key         string    // the idempotency key of the current attempt
 	Fingerprint string    // hash of the current attempt's parameters
@@ -254,7 +259,7 @@ func (r Record) CreatedFor(req ReserveRequest) bool {
 // ReserveRequest is what KeyStore.Reserve is asked to insert or claim.
 type ReserveRequest struct {
 	Namespace   string
-	IntentID    string
+	ID          string
 	Attempt     int           // 1 for a first attempt; the failed record's Attempt+1 for a new one
 	Key         string        // the key of the attempt, if this call makes it
 	Fingerprint string        // the parameters the caller will send
@@ -298,28 +303,28 @@ type Reservation struct {
 	Unproven bool
 }
 
-// Cursor is a place in ListOpen's order: the CreatedAt and IntentID of the
+// Cursor is a place in ListOpen's order: the CreatedAt and ID of the
 // last record read. The zero Cursor is the start.
 type Cursor struct {
 	CreatedAt time.Time
-	IntentID  string
+	ID        string
 }
 
 // CursorOf is the cursor just past r, to ask ListOpen for the next page.
-func CursorOf(r Record) Cursor { return Cursor{CreatedAt: r.CreatedAt, IntentID: r.IntentID} }
+func CursorOf(r Record) Cursor { return Cursor{CreatedAt: r.CreatedAt, ID: r.ID} }
 
 // After reports whether r comes strictly after c in ListOpen's order.
 func (c Cursor) After(r Record) bool {
 	if d := r.CreatedAt.Compare(c.CreatedAt); d != 0 {
 		return d > 0
 	}
-	return r.IntentID > c.IntentID
+	return r.ID > c.ID
 }
 
 // Resolution is what KeyStore.Resolve writes.
 type Resolution struct {
 	Namespace   string
-	IntentID    string
+	ID          string
 	Key         string // must equal the stored key
 	State       State  // StateOpen only releases the lease
 	ProviderRef string // kept unless empty
@@ -357,7 +362,7 @@ var (
 // call it first, so that every store refuses the same requests.
 func CheckReserveRequest(r ReserveRequest) error {
 	switch {
-	case r.Namespace == "" || r.IntentID == "":
+	case r.Namespace == "" || r.ID == "":
 		return errors.New("idempay: reserve: empty namespace or intent ID")
 	case r.Attempt < 1:
 		return errors.New("idempay: reserve: attempt must be 1 or more")

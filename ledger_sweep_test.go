@@ -211,7 +211,7 @@ func TestSettleCaptureSettlesAnOpenEntryWhoseRecordIsGone(t *testing.T) {
 func reopenEntries(t *testing.T, store idempay.KeyStore, intent string) {
 	t.Helper()
 	ctx := context.Background()
-	res, err := store.Reserve(ctx, idempay.ReserveRequest{Namespace: "ownapi:default/ledger", IntentID: intent,
+	res, err := store.Reserve(ctx, idempay.ReserveRequest{Namespace: "ownapi:default/ledger", ID: intent,
 		Attempt: 1, Key: "ledger", Fingerprint: "idempay-ledger-v1", Owner: "test", Lease: time.Minute})
 	require.NoError(t, err)
 	require.True(t, res.Claimed)
@@ -222,7 +222,7 @@ func reopenEntries(t *testing.T, store idempay.KeyStore, intent string) {
 	}
 	raw, err := json.Marshal(doc)
 	require.NoError(t, err)
-	require.NoError(t, store.Resolve(ctx, idempay.Resolution{Namespace: "ownapi:default/ledger", IntentID: intent,
+	require.NoError(t, store.Resolve(ctx, idempay.Resolution{Namespace: "ownapi:default/ledger", ID: intent,
 		Key: "ledger", State: idempay.StateOpen, Result: raw, LeaseOwner: "test"}))
 }
 

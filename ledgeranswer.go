@@ -40,7 +40,7 @@ func (c *Client) settleForgotten(ctx context.Context, o *moneyOp) (ch *Charge, e
 	if err != nil && !gone {
 		return nil, nil, false
 	}
-	doc, err := c.readLedger(ctx, o.req.IntentID)
+	doc, err := c.readLedger(ctx, o.req.IntentID, ledgerRead{snapshot: true})
 	if err != nil {
 		return nil, nil, false
 	}
@@ -78,7 +78,7 @@ func unsettledForgotten(d ledgerDoc, t OpType, id string, rec Record) (LedgerOp,
 // lookUpEntry asks the provider how the unsettled entry e ended and writes
 // a settled answer into the ledger; it returns the entry as it now stands.
 func (c *Client) lookUpEntry(ctx context.Context, o *moneyOp, e LedgerOp) (LedgerOp, error) {
-	rec := Record{Namespace: o.slot().namespace, IntentID: e.OpID, Attempt: e.Attempt, Key: e.Key, CreatedAt: e.Reserved}
+	rec := Record{Namespace: o.slot().namespace, ID: e.OpID, Attempt: e.Attempt, Key: e.Key, CreatedAt: e.Reserved}
 	v, err := c.find(ctx, o, rec)
 	switch {
 	case err != nil:
@@ -107,7 +107,7 @@ func (c *Client) lookUpEntry(ctx context.Context, o *moneyOp, e LedgerOp) (Ledge
 // intent whose own record is gone (or could not be closed). Its answer is
 // that success, as a settled record would give it.
 func (c *Client) chargedBefore(ctx context.Context, rec Record) error {
-	lrec, err := c.store.Load(ctx, c.ledgerNamespace(), rec.IntentID)
+	lrec, err := c.store.Load(ctx, c.ledgerNamespace(), rec.ID)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return nil
@@ -119,7 +119,7 @@ func (c *Client) chargedBefore(ctx context.Context, rec Record) error {
 		return err
 	}
 	ch := doc.Charge
-	return &errAnswered{receipt: &Charge{IntentID: rec.IntentID, Key: ch.Key, ID: ch.Ref,
+	return &errAnswered{receipt: &Charge{IntentID: rec.ID, Key: ch.Key, ID: ch.Ref,
 		Status: ch.Status, State: StateSucceeded, Amount: ch.Amount, Currency: ch.Currency,
 		Authorized: ch.Authorized, Attempt: ch.Attempt, Replayed: true, ReplayedFrom: ReplayFromStore,
 		ParamsDiffer: ch.Fingerprint != "" && ch.Fingerprint != rec.Fingerprint}}

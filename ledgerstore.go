@@ -64,7 +64,7 @@ func (c *Client) ordered() bool {
 func (c *Client) claimLedger(ctx context.Context, intentID string, lazy bool) (*Claim, error) {
 	cfg := c.ledgerClaims()
 	cfg.Durable = !lazy
-	req := ReserveRequest{Namespace: c.ledgerNamespace(), IntentID: intentID, Attempt: 1, Key: ledgerKey,
+	req := ReserveRequest{Namespace: c.ledgerNamespace(), ID: intentID, Attempt: 1, Key: ledgerKey,
 		Fingerprint: ledgerFingerprint, Unsent: lazy}
 	wait, waited := time.Millisecond, time.Duration(0)
 	for {
@@ -237,19 +237,21 @@ func chargeFacts(ch *Charge, rec Record) ledgerCharge {
 		Authorized: ch.Authorized, Key: rec.Key, Fingerprint: rec.Fingerprint, Status: ch.Status}
 }
 
-// loadLedger reads the intent's ledger without a lease, reconciled: the
-// charge's snapshot and every entry's state as its operation's record says.
-func (c *Client) loadLedger(ctx context.Context, intentID string) (ledgerDoc, error) {
-	doc, err := c.readLedger(ctx, intentID)
-	if err != nil {
-		return doc, err
-	}
-	return doc, c.reconcile(ctx, &doc)
+// ledgerRead says what readLedger adds to the ledger as stored.
+type ledgerRead struct {
+	// snapshot completes a ledger that holds no charge yet (no operation
+	// was entered) from the charge's record, refusing an intent whose
+	// charge is not a settled success; without it such a ledger is
+	// answered with a nil Charge.
+	snapshot bool
+	// reconciled sets every open entry's state as its operation's record
+	// says.
+	reconciled bool
 }
 
-// readLedger reads the intent's ledger as stored, with the charge's
-// snapshot (from the charge's record before the first operation).
-func (c *Client) readLedger(ctx context.Context, intentID string) (ledgerDoc, error) {
+// readLedger reads the intent's ledger without a lease: the one place
+// where a ledger is read.
+func (c *Client) readLedger(ctx context.Context, intentID string, how ledgerRead) (ledgerDoc, error) {
 	rec, err := c.store.Load(ctx, c.ledgerNamespace(), intentID)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return ledgerDoc{}, fmt.Errorf("%w: ledger: %w", ErrStore, err)
@@ -259,11 +261,17 @@ func (c *Client) readLedger(ctx context.Context, intentID string) (ledgerDoc, er
 		return doc, err
 	}
 	if doc.Charge == nil {
+		if !how.snapshot {
+			return doc, nil
+		}
 		ch, err := c.snapshot(ctx, intentID)
 		if err != nil {
 			return doc, err
 		}
 		doc.Charge = &ch
 	}
-	return doc, nil
+	if how.reconciled {
+		err = c.reconcile(ctx, &doc)
+	}
+	return doc, err
 }

@@ -21,7 +21,7 @@ import (
 // in rec's current attempt, into its ledger, unless the ledger holds them
 // already.
 func (c *Client) enterCharge(ctx context.Context, rec Record, ch *Charge) error {
-	intentID := rec.IntentID
+	intentID := rec.ID
 	if ch == nil {
 		return nil
 	}
@@ -57,11 +57,11 @@ func (c *Client) noteOp(ctx context.Context, t OpType, intentID string, rec Reco
 	if err != nil {
 		return err
 	}
-	if e, ok := doc.entry(t, rec.IntentID, currentAttempt(rec)); !ok || e.State.Closed() {
+	if e, ok := doc.entry(t, rec.ID, currentAttempt(rec)); !ok || e.State.Closed() {
 		return nil
 	}
 	return c.withLedger(ctx, intentID, func(d *ledgerDoc) error {
-		if e, ok := d.entry(t, rec.IntentID, currentAttempt(rec)); ok {
+		if e, ok := d.entry(t, rec.ID, currentAttempt(rec)); ok {
 			e.State, e.Ref = st, ref
 		}
 		return nil

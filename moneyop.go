@@ -11,15 +11,16 @@ import (
 
 // moneyOp is a refund, capture or cancel in the engine: its own record
 // (<namespace>/<type>, by the caller's operation ID), sent through the
-// adapter's capability, and entered in the intent's ledger, under the
+// provider's Operator, and entered in the intent's ledger, under the
 // ledger's lease, before its first byte.
 type moneyOp struct {
-	c    *Client
-	cap  capability
-	req  OpRequest // as the caller asked: what the fingerprint covers
-	fp   string
-	key  string    // the caller's key, if any
-	send OpRequest // req completed from the store by prepare: what the adapter sees
+	c        *Client
+	operator Operator
+	finds    bool      // whether operator can look operations of req's type up
+	req      OpRequest // as the caller asked: what the fingerprint covers
+	fp       string
+	key      string    // the caller's key, if any
+	send     OpRequest // req completed from the store by prepare: what the adapter sees
 }
 
 var _ operation = (*moneyOp)(nil)
@@ -31,18 +32,18 @@ func (o *moneyOp) slot() opSlot {
 func (o *moneyOp) secrets() []Secret { return nil }
 
 func (o *moneyOp) build(ctx context.Context, t Target, key string) (*http.Request, error) {
-	return o.cap.build(ctx, t, o.send, key)
+	return o.operator.NewOpRequest(ctx, t, o.send, key)
 }
 
 func (o *moneyOp) read(resp *http.Response, body []byte) Verdict {
-	return o.receipt(o.cap.read(resp, body))
+	return o.receipt(o.operator.ReadOp(o.req.Type, resp, body))
 }
 
 func (o *moneyOp) find(ctx context.Context, hc *http.Client, t Target, rec Record) (Verdict, error) {
-	if o.cap.find == nil {
+	if !o.finds {
 		return Verdict{}, fmt.Errorf("%w: %s cannot look a %s up", ErrNoLookup, o.c.provider.Name(), o.req.Type)
 	}
-	v, err := o.cap.find(ctx, hc, t, o.send, rec)
+	v, err := o.operator.FindOp(ctx, hc, t, o.send, rec)
 	v = o.receipt(v)
 	if err == nil && (v.Kind == KindSucceeded || v.Kind == KindPending) && o.neverEntered(ctx, rec) {
 		// A provider that keeps no capture or cancel object (Omise) can
@@ -62,7 +63,7 @@ func (o *moneyOp) neverEntered(ctx context.Context, rec Record) bool {
 	if o.req.Type != OpCapture && o.req.Type != OpCancel {
 		return false
 	}
-	doc, err := o.c.readLedger(ctx, o.req.IntentID)
+	doc, err := o.c.readLedger(ctx, o.req.IntentID, ledgerRead{snapshot: true})
 	if err != nil {
 		return false
 	}
@@ -74,7 +75,7 @@ func (o *moneyOp) neverEntered(ctx context.Context, rec Record) bool {
 	return true
 }
 
-func (o *moneyOp) guarded() bool { return lookupGuarded(o.c.provider) }
+func (o *moneyOp) lookupFirst() bool { return providerLooksUpFirst(o.c.provider) }
 
 // prepare completes the request from the intent's charge (the provider's
 // charge ID, the authorised amount of a whole capture) and refuses what
@@ -86,7 +87,7 @@ func (o *moneyOp) prepare(ctx context.Context) error {
 			return err
 		}
 	}
-	doc, err := o.c.readLedger(ctx, o.req.IntentID)
+	doc, err := o.c.readLedger(ctx, o.req.IntentID, ledgerRead{snapshot: true})
 	if err == nil {
 		o.send = o.req
 		o.send.ChargeRef, o.send.ChargeAttempt = doc.Charge.Ref, doc.Charge.Attempt
@@ -194,7 +195,7 @@ func (o *moneyOp) answer(ctx context.Context, ch *Charge) (*Charge, error) {
 // intent's ledger entered (every attempt that may have moved money was,
 // before its first byte).
 func (o *moneyOp) ownedHere(ctx context.Context, ch *Charge) error {
-	doc, err := o.c.readLedger(ctx, o.req.IntentID)
+	doc, err := o.c.readLedger(ctx, o.req.IntentID, ledgerRead{snapshot: true})
 	if err == nil {
 		for _, e := range doc.Ops {
 			if e.Type == o.req.Type && e.OpID == o.req.ID && e.Key == ch.Key {

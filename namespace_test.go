@@ -19,7 +19,7 @@ func TestAccountThatCouldShareANamespaceIsRefused(t *testing.T) {
 		var ce *idempay.ConfigError
 		require.True(t, errors.As(err, &ce), "account %q: %v", account, err)
 		assert.Equal(t, "Account", ce.Field)
-		assert.ErrorIs(t, err, idempay.ErrInvalidConfig)
+		assert.ErrorIs(t, err, idempay.ErrConfig)
 	}
 	c, err := idempay.New(idempay.Config{BaseURL: "http://127.0.0.1:1", Store: memstore.New(), Account: "acct_1:eu"})
 	require.NoError(t, err)

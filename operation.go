@@ -28,8 +28,8 @@ type operation interface {
 	read(resp *http.Response, body []byte) Verdict
 	// find looks the operation up at the provider, or fails with ErrNoLookup.
 	find(ctx context.Context, hc *http.Client, t Target, rec Record) (Verdict, error)
-	// guarded reports whether every resend must be preceded by a lookup.
-	guarded() bool
+	// lookupFirst reports whether every resend must be preceded by a lookup.
+	lookupFirst() bool
 	// prepare reads what the operation needs from the store before its
 	// record is reserved. An error (a *ChargeError) ends the call with
 	// nothing stored or sent.
@@ -91,7 +91,7 @@ func (o chargeOp) find(ctx context.Context, hc *http.Client, t Target, rec Recor
 	return finder.FindCharge(ctx, hc, t, rec)
 }
 
-func (o chargeOp) guarded() bool { return lookupGuarded(o.c.provider) }
+func (o chargeOp) lookupFirst() bool { return providerLooksUpFirst(o.c.provider) }
 
 // prepare makes sure a caller's key is this intent's: a key one intent
 // was charged with is never sent for another (see claimKey).
@@ -122,8 +122,8 @@ func (o chargeOp) answer(ctx context.Context, ch *Charge) (*Charge, error) {
 	return o.c.answerCharge(ctx, ch)
 }
 
-// lookupGuarded reports whether p must be asked before any resend.
-func lookupGuarded(p Provider) bool {
-	g, ok := p.(LookupGuard)
+// providerLooksUpFirst reports whether p must be asked before any resend.
+func providerLooksUpFirst(p Provider) bool {
+	g, ok := p.(LookupBeforeResender)
 	return ok && g.LookupBeforeResend()
 }

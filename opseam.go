@@ -18,16 +18,16 @@ type OpRequest struct {
 	IntentID string
 	// ChargeRef is the provider's ID of the intent's charge (Charge.ID: a
 	// PaymentIntent, an Omise charge, a 2C2P invoice). It is empty when
-	// the Validate methods are called, before the store is read.
+	// ValidateOp is called, before the store is read.
 	ChargeRef string
 	// ChargeAttempt is the intent's attempt that succeeded (1, or more
 	// after declined ones), for adapters whose provider keys a payment by
-	// the attempt (2C2P's invoiceNo). Zero when the Validate methods are
+	// the attempt (2C2P's invoiceNo). Zero when ValidateOp is
 	// called, and for charges recorded before attempts existed (take 1).
 	ChargeAttempt int
 	// Amount in minor units: what is refunded or captured. A capture of
 	// the whole authorisation carries the authorised amount once the
-	// Client has read it (zero in ValidateCapture); a cancel carries the
+	// Client has read it (zero in ValidateOp); a cancel carries the
 	// authorised amount.
 	Amount   int64
 	Currency string            // upper-case ISO 4217: the charge's
@@ -35,109 +35,47 @@ type OpRequest struct {
 	Metadata map[string]string // the caller's, to attach to the provider's object
 }
 
-// Refunder is implemented by providers that can refund a charge. Its
-// methods mirror Provider's for charges: ValidateRefund refuses, with a
-// *ValidationError, what the provider cannot accept (before anything is
-// stored); NewRefundRequest builds one attempt carrying key, sent as built
-// on every retry; ReadRefund interprets an answer. A succeeded or pending
-// Verdict carries the provider's refund in Verdict.Operation (ID, Status,
-// State, Amount, Currency); a refund the provider refused for good (a
-// failed or cancelled refund object) is KindDeclined; an answer that does
-// not say is KindUnknown, never KindDeclined.
-type Refunder interface {
-	ValidateRefund(op OpRequest) error
-	NewRefundRequest(ctx context.Context, t Target, op OpRequest, key string) (*http.Request, error)
-	ReadRefund(resp *http.Response, body []byte) Verdict
-}
+// Operator is implemented by providers that can refund, capture or cancel
+// a charge (Client.Refund, Capture and Cancel): one capability for the
+// three, whose methods are told the operation's type. They mirror
+// Provider's and Finder's for charges. An adapter returns what the wire
+// said (a Verdict, a *ValidationError); the Client builds the caller's
+// result and *OpError from it.
+type Operator interface {
+	// Operates reports whether the provider makes operations of type t,
+	// and whether FindOp can look them up. The Client refuses a type it
+	// does not make with ErrNotSupported (outcome failed) before anything
+	// is stored, and settles one it cannot find by resending only. A
+	// LookupBeforeResender provider needs finds for each type it makes: without
+	// it, an operation that may have reached the provider is never
+	// resent, and stays unknown.
+	Operates(t OpType) (makes, finds bool)
 
-// RefundFinder is implemented by Refunders that can look a refund up
-// (Stripe lists a PaymentIntent's refunds, Omise a charge's): the Client
-// uses it where Finder serves charges, to settle a refund whose key it may
-// no longer resend, a pending refund, or before every resend for a
-// LookupGuard provider. rec is the refund's record (its Key, ProviderRef
-// once known). It answers as FindCharge does: found (succeeded, pending,
-// declined), KindNotFound only with proof that no refund was made for
-// op.ID, KindUnknown or an error when it cannot tell. A LookupGuard
-// provider needs the finder of each operation it implements: without one,
-// an operation that may have reached it is never resent, and stays unknown.
-type RefundFinder interface {
-	FindRefund(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error)
-}
+	// ValidateOp refuses what the provider cannot accept, before anything
+	// is stored: with a *ValidationError for the request, or with an error
+	// matching ErrNotSupported when the provider is not set up for
+	// op.Type. The ChargeRef and ChargeAttempt of op are not known yet.
+	ValidateOp(op OpRequest) error
 
-// Capturer is implemented by providers that can capture an authorisation
-// (a charge made with manual capture), in part or in full. Its methods
-// read as Refunder's; a succeeded Verdict.Operation is the captured charge.
-type Capturer interface {
-	ValidateCapture(op OpRequest) error
-	NewCaptureRequest(ctx context.Context, t Target, op OpRequest, key string) (*http.Request, error)
-	ReadCapture(resp *http.Response, body []byte) Verdict
-}
+	// NewOpRequest builds one attempt of op carrying key, sent as built
+	// on every retry.
+	NewOpRequest(ctx context.Context, t Target, op OpRequest, key string) (*http.Request, error)
 
-// CaptureFinder is implemented by Capturers that can tell whether a
-// capture was made (the charge's status), as RefundFinder does for refunds.
-type CaptureFinder interface {
-	FindCapture(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error)
-}
+	// ReadOp interprets an answer to an operation of type t. A succeeded
+	// or pending Verdict carries the provider's object in
+	// Verdict.Operation (ID, Status, State, Amount, Currency): for a
+	// refund the refund, for a capture or cancel the charge. An operation
+	// the provider refused for good (a failed or cancelled refund object)
+	// is KindDeclined; an answer that does not say is KindUnknown, never
+	// KindDeclined.
+	ReadOp(t OpType, resp *http.Response, body []byte) Verdict
 
-// Canceller is implemented by providers that can void an authorisation
-// that was not captured (Stripe's cancel, Omise's reverse). Its methods
-// read as Refunder's; a succeeded Verdict.Operation is the voided charge.
-type Canceller interface {
-	ValidateCancel(op OpRequest) error
-	NewCancelRequest(ctx context.Context, t Target, op OpRequest, key string) (*http.Request, error)
-	ReadCancel(resp *http.Response, body []byte) Verdict
-}
-
-// CancelFinder is implemented by Cancellers that can tell whether a cancel
-// was made, as RefundFinder does for refunds.
-type CancelFinder interface {
-	FindCancel(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error)
-}
-
-// capability is what a provider offers for one type of operation: the
-// methods of its Refunder, Capturer or Canceller, and of the matching
-// finder when it has one (find is nil otherwise).
-type capability struct {
-	validate func(OpRequest) error
-	build    func(context.Context, Target, OpRequest, string) (*http.Request, error)
-	read     func(*http.Response, []byte) Verdict
-	find     func(context.Context, *http.Client, Target, OpRequest, Record) (Verdict, error)
-}
-
-// capabilityOf finds p's capability for t by type assertion: the one place
-// where the optional interfaces of operations are looked for.
-func capabilityOf(p Provider, t OpType) (capability, bool) {
-	var c capability
-	switch t {
-	case OpRefund:
-		r, ok := p.(Refunder)
-		if !ok {
-			return c, false
-		}
-		c = capability{r.ValidateRefund, r.NewRefundRequest, r.ReadRefund, nil}
-		if f, ok := p.(RefundFinder); ok {
-			c.find = f.FindRefund
-		}
-	case OpCapture:
-		r, ok := p.(Capturer)
-		if !ok {
-			return c, false
-		}
-		c = capability{r.ValidateCapture, r.NewCaptureRequest, r.ReadCapture, nil}
-		if f, ok := p.(CaptureFinder); ok {
-			c.find = f.FindCapture
-		}
-	case OpCancel:
-		r, ok := p.(Canceller)
-		if !ok {
-			return c, false
-		}
-		c = capability{r.ValidateCancel, r.NewCancelRequest, r.ReadCancel, nil}
-		if f, ok := p.(CancelFinder); ok {
-			c.find = f.FindCancel
-		}
-	default:
-		return c, false
-	}
-	return c, true
+	// FindOp looks op up without making it, where Operates says it
+	// finds: to settle an operation whose key may no longer be resent, a
+	// pending one, or before every resend for a LookupBeforeResender provider. rec
+	// is the operation's record (its Key, ProviderRef once known). It
+	// answers as FindCharge does: found (succeeded, pending, declined),
+	// KindNotFound only with proof that no such operation was made for
+	// op.ID, KindUnknown or an error when it cannot tell.
+	FindOp(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error)
 }

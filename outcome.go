@@ -18,7 +18,7 @@ import (
 // for the key and so speaks for every earlier attempt.
 func (c *Client) conclude(ctx context.Context, f *flight, v Verdict, cause error) (*Charge, error) {
 	fail := func(o Outcome, sentinel error) (*Charge, error) {
-		return nil, &ChargeError{IntentID: f.rec.IntentID, Key: f.rec.Key, Outcome: o, Attempts: f.sent(),
+		return nil, &ChargeError{IntentID: f.rec.ID, Key: f.rec.Key, Outcome: o, Requests: f.sent(),
 			Err: joinCause(sentinel, v.Err, cause)}
 	}
 	earlier := f.mayHaveCharged(max(len(f.attempts)-1, 0))
@@ -62,7 +62,7 @@ func (c *Client) settledMeanwhile(ctx context.Context, f *flight) (*Charge, erro
 	if !f.claim.Lapsed() {
 		return nil, nil, false
 	}
-	rec, err := c.store.Load(context.WithoutCancel(ctx), f.rec.Namespace, f.rec.IntentID)
+	rec, err := c.store.Load(context.WithoutCancel(ctx), f.rec.Namespace, f.rec.ID)
 	if err != nil || rec.Key != f.rec.Key || !rec.State.Closed() {
 		return nil, nil, false
 	}
@@ -73,7 +73,7 @@ func (c *Client) settledMeanwhile(ctx context.Context, f *flight) (*Charge, erro
 // answer completes the charge a verdict carries with what this flight knows.
 func (f *flight) answer(v Verdict) *Charge {
 	ch := *v.Charge
-	ch.Attempts = f.sent()
+	ch.Requests = f.sent()
 	ch.Attempt = f.rec.Attempt
 	if f.settled != nil {
 		ch.Replayed, ch.ReplayedFrom = true, ReplayFromLookup
@@ -102,7 +102,7 @@ func answerPending(ch *Charge) (*Charge, error) {
 }
 
 func pendingError(ch *Charge, cause error) error {
-	return &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomePending, Attempts: ch.Attempts, Err: cause}
+	return &ChargeError{IntentID: ch.IntentID, Key: ch.Key, Outcome: OutcomePending, Requests: ch.Requests, Err: cause}
 }
 
 func failedSentinel(k Kind) error {
@@ -192,7 +192,7 @@ func (c *Client) closeWith(ctx context.Context, op operation, claim *Claim, rec 
 	}
 	if err != nil && !errors.Is(err, ErrAlreadyResolved) {
 		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: could not record outcome; the intent stays open",
-			slog.String("intent", rec.IntentID), slog.String("state", string(st)), slog.String("error", err.Error()))
+			slog.String("intent", rec.ID), slog.String("state", string(st)), slog.String("error", err.Error()))
 		if claim != nil {
 			_ = claim.abandon(ctx) // give the lease back, so the next call resumes at once
 		}
@@ -206,7 +206,7 @@ func (c *Client) closeWith(ctx context.Context, op operation, claim *Claim, rec 
 func (c *Client) recordSuccess(ctx context.Context, rec Record, ref string, raw []byte) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.claims.withDefaults().WriteTimeout)
 	defer cancel()
-	return c.store.Resolve(ctx, Resolution{Namespace: rec.Namespace, IntentID: rec.IntentID, Key: rec.Key,
+	return c.store.Resolve(ctx, Resolution{Namespace: rec.Namespace, ID: rec.ID, Key: rec.Key,
 		State: StateSucceeded, ProviderRef: ref, Result: raw})
 }
 
@@ -227,7 +227,7 @@ func (c *Client) failIfHeld(ctx context.Context, op operation, claim *Claim, rec
 func (c *Client) recordAfter(ctx context.Context, op operation, rec Record, st State) {
 	if err := op.record(context.WithoutCancel(ctx), rec, st, nil); err != nil {
 		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: could not write a failure into the ledger; its amount stays counted",
-			slog.String("intent", rec.IntentID), slog.String("error", err.Error()))
+			slog.String("intent", rec.ID), slog.String("error", err.Error()))
 	}
 }
 
@@ -238,10 +238,10 @@ func (c *Client) release(ctx context.Context, claim *Claim) {
 	switch {
 	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrClaimFinished), errors.Is(err, ErrAlreadyResolved):
 		c.log.LogAttrs(ctx, slog.LevelDebug, "idempay: lease already lost; nothing to release",
-			slog.String("intent", claim.Record().IntentID))
+			slog.String("intent", claim.Record().ID))
 	case err != nil:
 		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: could not release lease",
-			slog.String("intent", claim.Record().IntentID), slog.String("error", err.Error()))
+			slog.String("intent", claim.Record().ID), slog.String("error", err.Error()))
 	}
 }
 
@@ -250,19 +250,19 @@ func (c *Client) fromStore(ctx context.Context, op operation, rec Record) (*Char
 	var out storedOutcome
 	err := json.Unmarshal(rec.Result, &out)
 	switch {
-	case err == nil && rec.State == StateFailed && out.Guard != "":
-		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
-			Err: guardError(out.Guard, out.Reason)}
+	case err == nil && rec.State == StateFailed && out.LocalRefusal != "":
+		return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeFailed,
+			Err: storedRefusal(out.LocalRefusal, out.Reason)}
 	case err == nil && rec.State == StateFailed:
-		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
+		return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeFailed,
 			Err: c.refusalCause(ctx, op, rec, out.Kind, out.Refusal)}
 	case err == nil && out.Charge != nil && (rec.State == StateSucceeded || rec.State == StatePending):
 		ch := *out.Charge
 		ch.State = rec.State
-		ch.Replayed, ch.ReplayedFrom, ch.Attempts = true, ReplayFromStore, 0
+		ch.Replayed, ch.ReplayedFrom, ch.Requests = true, ReplayFromStore, 0
 		return op.answer(ctx, &ch)
 	}
-	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State),
+	return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: outcomeOfState(rec.State),
 		Err: fmt.Errorf("%w: stored %s outcome unreadable", ErrStore, rec.State)}
 }
 
@@ -273,10 +273,11 @@ type storedOutcome struct {
 	Charge  *Charge   `json:"charge,omitempty"`
 	Refusal *APIError `json:"refusal,omitempty"`
 	Kind    Kind      `json:"kind"`
-	// Guard and Reason are set for an attempt a local guard refused before
-	// its first byte (see refusal): nothing reached the provider.
-	Guard  string `json:"guard,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	// LocalRefusal (a code of refusalCodes) and Reason are set for an
+	// attempt the Client refused before its first byte (see refusal):
+	// nothing reached the provider. Stored as "guard", its former name.
+	LocalRefusal string `json:"guard,omitempty"`
+	Reason       string `json:"reason,omitempty"`
 }
 
 // encode returns the outcome as stored and the provider reference it names.
@@ -294,13 +295,13 @@ func (o *storedOutcome) encode() ([]byte, string) {
 }
 
 // notSent ends a flight that its operation stopped before the first byte
-// (beforeSend failed). A local guard's refusal proves that nothing was ever
+// (beforeSend failed). The Client's own refusal proves that nothing was ever
 // sent under the key (see refusal): it is recorded as a failure while this
 // flight holds the lease. Anything else leaves the record open, since an
 // earlier call may have sent its key.
 func (c *Client) notSent(ctx context.Context, f *flight, err error) (*Charge, error) {
 	fail := func(o Outcome, cause error) (*Charge, error) {
-		return nil, &ChargeError{IntentID: f.rec.IntentID, Key: f.rec.Key, Outcome: o, Err: cause}
+		return nil, &ChargeError{IntentID: f.rec.ID, Key: f.rec.Key, Outcome: o, Err: cause}
 	}
 	var a *errAnswered
 	if errors.As(err, &a) {
@@ -311,7 +312,7 @@ func (c *Client) notSent(ctx context.Context, f *flight, err error) (*Charge, er
 		c.release(ctx, f.claim)
 		return fail(OutcomeUnknown, fmt.Errorf("idempay: not sent: %w", err))
 	}
-	raw, _ := (&storedOutcome{Kind: KindInvalid, Guard: guardCode(r.err), Reason: r.err.Error()}).encode()
+	raw, _ := (&storedOutcome{Kind: KindInvalid, LocalRefusal: refusalCode(r.err), Reason: r.err.Error()}).encode()
 	if cerr := f.claim.CloseIfHeld(ctx, StateFailed, raw); cerr != nil {
 		return fail(OutcomeUnknown, fmt.Errorf("%w; refusal not recorded: %w", r.err, cerr))
 	}

@@ -71,7 +71,7 @@ type OwnAPI struct {
 	// under that key as the POST did (2xx), or 404 when there is none.
 	OpLookup bool
 	// EncodeOp builds the body of a refund, capture or cancel and its
-	// content type. Default: the JSON described at NewRefundRequest.
+	// content type. Default: the JSON described at NewOpRequest.
 	EncodeOp func(op OpRequest) (body []byte, contentType string, err error)
 }
 
@@ -79,12 +79,7 @@ var (
 	_ Provider      = OwnAPI{}
 	_ Finder        = OwnAPI{}
 	_ SecretFielder = OwnAPI{}
-	_ Refunder      = OwnAPI{}
-	_ RefundFinder  = OwnAPI{}
-	_ Capturer      = OwnAPI{}
-	_ CaptureFinder = OwnAPI{}
-	_ Canceller     = OwnAPI{}
-	_ CancelFinder  = OwnAPI{}
+	_ Operator      = OwnAPI{}
 )
 
 // SecretFields lists the answer members never kept: client secrets, which
@@ -332,7 +327,7 @@ func (a OwnAPI) FindCharge(ctx context.Context, hc *http.Client, t Target, rec R
 	}
 	// The key names the attempt: after a declined card, the charge of the
 	// next attempt must not be answered with the first one's decline.
-	q := url.Values{"order_id": {rec.IntentID}, "idempotency_key": {rec.Key}}
+	q := url.Values{"order_id": {rec.ID}, "idempotency_key": {rec.Key}}
 	return a.lookup(ctx, hc, t, a.LookupPath, q, a.ReadCharge)
 }
 

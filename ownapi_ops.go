@@ -19,91 +19,29 @@ const (
 	DefaultCancelPath  = "/payments/cancel"
 )
 
-// ValidateRefund accepts every valid refund: the own API's contract takes
+// Operates reports that the own API makes refunds, captures and cancels,
+// and looks them up if OpLookup.
+func (a OwnAPI) Operates(OpType) (makes, finds bool) { return true, a.OpLookup }
+
+// ValidateOp accepts every valid operation: the own API's contract takes
 // any currency in minor units.
-func (OwnAPI) ValidateRefund(OpRequest) error { return nil }
+func (OwnAPI) ValidateOp(OpRequest) error { return nil }
 
-// ValidateCapture accepts every valid capture.
-func (OwnAPI) ValidateCapture(OpRequest) error { return nil }
-
-// ValidateCancel accepts every valid cancel.
-func (OwnAPI) ValidateCancel(OpRequest) error { return nil }
-
-// NewRefundRequest builds one POST RefundPath with the key header and, by
-// default, the JSON body
+// NewOpRequest builds one POST of the operation's path (RefundPath,
+// CapturePath, CancelPath) with the key header and, by default, the JSON
+// body
 //
-//	{"refund_id", "order_id", "charge_id", "amount", "currency", "reason", "metadata"}
+//	{"<type>_id", "order_id", "charge_id", "amount", "currency", "reason", "metadata"}
 //
-// (amounts in minor units; reason and metadata only when set), answered
-// 2xx {"id", "status", "amount", "currency"}: status "succeeded", or
-// "pending" / "processing" for a refund not finished yet, or "failed" /
-// "canceled" for one the server refused for good. Errors, replays, 409 and
-// 422 read as for charges.
-func (a OwnAPI) NewRefundRequest(ctx context.Context, t Target, op OpRequest, key string) (*http.Request, error) {
-	return a.newOpRequest(ctx, t, op, key)
-}
-
-// NewCaptureRequest builds one POST CapturePath, as NewRefundRequest does,
-// with "capture_id"; a succeeded answer's status is "captured" or
-// "succeeded".
-func (a OwnAPI) NewCaptureRequest(ctx context.Context, t Target, op OpRequest, key string) (*http.Request, error) {
-	return a.newOpRequest(ctx, t, op, key)
-}
-
-// NewCancelRequest builds one POST CancelPath, as NewRefundRequest does,
-// with "cancel_id" and no amount; a succeeded answer's status is
-// "canceled" (or "cancelled", "voided", "reversed", "succeeded").
-func (a OwnAPI) NewCancelRequest(ctx context.Context, t Target, op OpRequest, key string) (*http.Request, error) {
-	return a.newOpRequest(ctx, t, op, key)
-}
-
-// ReadRefund reads the answer to a refund.
-func (a OwnAPI) ReadRefund(resp *http.Response, body []byte) Verdict {
-	return a.readOp(OpRefund, resp, body)
-}
-
-// ReadCapture reads the answer to a capture.
-func (a OwnAPI) ReadCapture(resp *http.Response, body []byte) Verdict {
-	return a.readOp(OpCapture, resp, body)
-}
-
-// ReadCancel reads the answer to a cancel.
-func (a OwnAPI) ReadCancel(resp *http.Response, body []byte) Verdict {
-	return a.readOp(OpCancel, resp, body)
-}
-
-// FindRefund looks the refund up by GET RefundPath?refund_id=&idempotency_key=
-// (the attempt's key, so that a server answers only what was done under
-// it), if OpLookup.
-func (a OwnAPI) FindRefund(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error) {
-	return a.findOp(ctx, hc, t, op, rec)
-}
-
-// FindCapture looks the capture up by GET CapturePath?capture_id=, if
-// OpLookup.
-func (a OwnAPI) FindCapture(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error) {
-	return a.findOp(ctx, hc, t, op, rec)
-}
-
-// FindCancel looks the cancel up by GET CancelPath?cancel_id=, if OpLookup.
-func (a OwnAPI) FindCancel(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error) {
-	return a.findOp(ctx, hc, t, op, rec)
-}
-
-func (a OwnAPI) opPath(t OpType) string {
-	switch t {
-	case OpCapture:
-		return cmp.Or(a.CapturePath, DefaultCapturePath)
-	case OpCancel:
-		return cmp.Or(a.CancelPath, DefaultCancelPath)
-	}
-	return cmp.Or(a.RefundPath, DefaultRefundPath)
-}
-
-// opIDField is the body member, and lookup parameter, naming the operation.
-func opIDField(t OpType) string { return string(t) + "_id" }
-
-func (a OwnAPI) newOpRequest(ctx context.Context, t Target, op OpRequest, key string) (*http.Request, error) {
+// ("refund_id", "capture_id" or "cancel_id"; amounts in minor units, and
+// none for a cancel; reason and metadata only when set), answered 2xx
+// {"id", "status", "amount", "currency"}. A refund's status is
+// "succeeded", or "pending" / "processing" for one not finished yet, or
+// "failed" / "canceled" for one the server refused for good; a capture's
+// "captured" or "succeeded"; a cancel's "canceled" (or "cancelled",
+// "voided", "reversed", "succeeded"). Errors, replays, 409 and 422 read
+// as for charges.
+func (a OwnAPI) NewOpRequest(ctx context.Context, t Target, op OpRequest, key string) (*http.Request, error) {
 	encode := a.EncodeOp
 	if encode == nil {
 		encode = encodeOpBody
@@ -122,6 +60,19 @@ func (a OwnAPI) newOpRequest(ctx context.Context, t Target, op OpRequest, key st
 	a.authorize(r, t)
 	return r, nil
 }
+
+func (a OwnAPI) opPath(t OpType) string {
+	switch t {
+	case OpCapture:
+		return cmp.Or(a.CapturePath, DefaultCapturePath)
+	case OpCancel:
+		return cmp.Or(a.CancelPath, DefaultCancelPath)
+	}
+	return cmp.Or(a.RefundPath, DefaultRefundPath)
+}
+
+// opIDField is the body member, and lookup parameter, naming the operation.
+func opIDField(t OpType) string { return string(t) + "_id" }
 
 func (OwnAPI) authorize(r *http.Request, t Target) {
 	if t.Credentials != "" {
@@ -152,7 +103,8 @@ type ownAPIOp struct {
 	Currency string `json:"currency"`
 }
 
-func (a OwnAPI) readOp(t OpType, resp *http.Response, body []byte) Verdict {
+// ReadOp reads the answer to an operation of type t.
+func (a OwnAPI) ReadOp(t OpType, resp *http.Response, body []byte) Verdict {
 	v := Verdict{Kind: ClassifyStatus(resp.StatusCode), Replayed: a.replayed(resp.Header),
 		RequestID: resp.Header.Get("Request-Id")}
 	if v.Kind != KindSucceeded {
@@ -203,11 +155,14 @@ func opStatusKind(t OpType, status string) Kind {
 	return KindUnknown
 }
 
-func (a OwnAPI) findOp(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error) {
+// FindOp looks the operation up by GET of its path with <type>_id and
+// idempotency_key (the attempt's key, so that a server answers only what
+// was done under it), if OpLookup.
+func (a OwnAPI) FindOp(ctx context.Context, hc *http.Client, t Target, op OpRequest, rec Record) (Verdict, error) {
 	if !a.OpLookup {
 		return Verdict{}, fmt.Errorf("%w: OwnAPI.OpLookup is not set", ErrNoLookup)
 	}
 	q := url.Values{opIDField(op.Type): {op.ID}, "idempotency_key": {rec.Key}}
 	return a.lookup(ctx, hc, t, a.opPath(op.Type), q,
-		func(resp *http.Response, body []byte) Verdict { return a.readOp(op.Type, resp, body) })
+		func(resp *http.Response, body []byte) Verdict { return a.ReadOp(op.Type, resp, body) })
 }

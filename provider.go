@@ -17,7 +17,7 @@ import (
 // the manner of database/sql/driver; this is the complete list:
 //
 //   - Finder: look a charge up by intent, to settle without resending.
-//   - LookupGuard: the provider does not de-duplicate by key, so every
+//   - LookupBeforeResender: the provider does not de-duplicate by key, so every
 //     resend (of a charge, a refund, a capture, a cancel) is preceded by a
 //     lookup.
 //   - KeyWindower: how long the provider keeps a key (default 24 h);
@@ -27,15 +27,13 @@ import (
 //     appends itself).
 //   - SecretFielder: members of the provider's answers that are secrets
 //     (a client secret) and never reach the store, errors or logs.
-//   - Refunder: refund a charge (Client.Refund); RefundFinder: look a
-//     refund up by its refund ID.
-//   - Capturer: capture an authorisation (Client.Capture); CaptureFinder:
-//     look the capture up.
-//   - Canceller: void an authorisation (Client.Cancel); CancelFinder: look
-//     the cancel up.
+//   - Operator: refund a charge, capture or cancel an authorisation
+//     (Client.Refund, Capture, Cancel), and look them up; Operates says
+//     which types it makes and finds.
 //
-// A Client whose provider lacks Refunder, Capturer or Canceller refuses
-// the operation with ErrNotSupported before anything is stored. The one
+// A Client whose provider is no Operator, or one that does not make the
+// operation's type, refuses it with ErrNotSupported before anything is
+// stored. The one
 // rule for every method that reads an answer: never report a definite
 // refusal (KindDeclined, KindInvalid) or KindNotFound when the provider may
 // have done what was asked; say KindUnknown. internal/conformance checks
@@ -69,13 +67,13 @@ type Finder interface {
 	FindCharge(ctx context.Context, hc *http.Client, t Target, rec Record) (Verdict, error)
 }
 
-// LookupGuard is implemented by providers that do not de-duplicate by key
+// LookupBeforeResender is implemented by providers that do not de-duplicate by key
 // (2C2P refuses a repeated invoice instead of replaying it; Omise documents
 // no replay). When it answers true, the Client never resends a key that
 // may have reached the provider without first asking FindCharge: found
 // settles the intent, KindNotFound allows the resend, anything else
 // leaves the outcome unknown.
-type LookupGuard interface {
+type LookupBeforeResender interface {
 	Finder
 	LookupBeforeResend() bool
 }
@@ -94,7 +92,7 @@ type KeyWindower interface {
 // /v1/v1/payment_intents). New calls CheckConfig before it returns, so the
 // mistake is refused before anything is stored or sent; an error that is
 // not a *ConfigError is wrapped in one (Field "Provider"), so it matches
-// ErrInvalidConfig either way.
+// ErrConfig either way.
 type ConfigChecker interface {
 	CheckConfig(t Target) error
 }
@@ -183,7 +181,7 @@ type Verdict struct {
 	Charge    *Charge   // set for KindSucceeded and KindPending answers to a charge
 	Err       *APIError // set for refusals and errors the provider explained
 	// Operation is set instead of Charge for KindSucceeded and KindPending
-	// answers to a refund, capture or cancel (see Refunder).
+	// answers to a refund, capture or cancel (see Operator).
 	Operation *Operation
 }
 

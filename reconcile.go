@@ -185,7 +185,7 @@ func (r *Reconciler) list(ctx context.Context, work chan<- recWork) error {
 		if err != nil {
 			return err
 		}
-		if !feed(ctx, work, recWork{kind: "charge", rec: rec, intent: rec.IntentID}) {
+		if !feed(ctx, work, recWork{kind: "charge", rec: rec, intent: rec.ID}) {
 			return ctx.Err()
 		}
 	}
@@ -196,7 +196,7 @@ func (r *Reconciler) list(ctx context.Context, work chan<- recWork) error {
 			if err != nil {
 				return err
 			}
-			id := string(t) + "\x00" + rec.IntentID
+			id := string(t) + "\x00" + rec.ID
 			if _, ok := index[id]; !ok && (index == nil || !reread) {
 				reread = index != nil
 				if index, err = r.opIndex(ctx); err != nil {
@@ -239,7 +239,7 @@ func (r *Reconciler) opIndex(ctx context.Context) (map[string]recWork, error) {
 		}
 		for i := range doc.Ops {
 			e := doc.Ops[i]
-			index[string(e.Type)+"\x00"+e.OpID] = recWork{ledger: &e, intent: rec.IntentID, cur: doc.Charge.Currency}
+			index[string(e.Type)+"\x00"+e.OpID] = recWork{ledger: &e, intent: rec.ID, cur: doc.Charge.Currency}
 		}
 	}
 	return index, nil
@@ -248,14 +248,14 @@ func (r *Reconciler) opIndex(ctx context.Context) (map[string]recWork, error) {
 // settleOne tries one record until it is settled, a try says more tries
 // cannot help, or the pass's tries run out, with a growing wait between.
 func (r *Reconciler) settleOne(ctx context.Context, w recWork) ReconcileItem {
-	it := ReconcileItem{Kind: w.kind, ID: w.rec.IntentID, IntentID: w.intent, Attempt: w.rec.Attempt,
+	it := ReconcileItem{Kind: w.kind, ID: w.rec.ID, IntentID: w.intent, Attempt: w.rec.Attempt,
 		Key: w.rec.Key, Was: w.rec.State, State: w.rec.State, Outcome: outcomeOfState(w.rec.State)}
 	wait := cmp.Or(r.Backoff, 500*time.Millisecond)
 	for it.Tries < cmp.Or(r.Tries, 4) {
 		it.Tries++
 		by, err := r.try(ctx, w)
 		it.By, it.Err, it.Outcome = by, err, OutcomeOf(err)
-		if rec, lerr := r.Client.store.Load(context.WithoutCancel(ctx), w.rec.Namespace, w.rec.IntentID); lerr == nil {
+		if rec, lerr := r.Client.store.Load(context.WithoutCancel(ctx), w.rec.Namespace, w.rec.ID); lerr == nil {
 			it.State, it.Attempt, it.Key = rec.State, rec.Attempt, rec.Key
 		}
 		if it.State.Closed() {
@@ -306,7 +306,7 @@ func (r *Reconciler) try(ctx context.Context, w recWork) (by string, err error) 
 				return byOf("resend", ch), err
 			}
 		}
-		ch, err := c.Settle(ctx, w.rec.IntentID)
+		ch, err := c.Settle(ctx, w.rec.ID)
 		return byOf("lookup", ch), err
 	case OpRefund:
 		if r.RefundRequest != nil {
@@ -321,10 +321,10 @@ func (r *Reconciler) try(ctx context.Context, w recWork) (by string, err error) 
 		}
 	}
 	if w.ledger == nil {
-		return "lookup", &OpError{Type: OpType(w.kind), OpID: w.rec.IntentID, Outcome: outcomeOfState(w.rec.State),
+		return "lookup", &OpError{Type: OpType(w.kind), OpID: w.rec.ID, Outcome: outcomeOfState(w.rec.State),
 			Err: errNoLedgerEntry}
 	}
-	op := OpRequest{Type: OpType(w.kind), ID: w.rec.IntentID, IntentID: w.intent, Amount: w.ledger.Amount, Currency: w.cur}
+	op := OpRequest{Type: OpType(w.kind), ID: w.rec.ID, IntentID: w.intent, Amount: w.ledger.Amount, Currency: w.cur}
 	_, err = c.settleOp(ctx, op, "")
 	return "lookup", err
 }
@@ -354,7 +354,7 @@ var errLookupNotFound = errors.New("idempay: lookup answered not_found")
 // refused, the key is too old to resend, or the client is closed.
 func worthAnotherTry(err error) bool {
 	for _, stop := range []error{ErrPending, ErrAuthorized, ErrNoLookup, ErrNotSupported, ErrAttemptOpen, ErrKeyExpired, ErrClosed,
-		errNoLedgerEntry, errLookupNotFound, ErrInvalidConfig, context.Canceled, context.DeadlineExceeded} {
+		errNoLedgerEntry, errLookupNotFound, ErrConfig, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, stop) {
 			return false
 		}

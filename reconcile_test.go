@@ -191,7 +191,7 @@ func reconcilerOn(t *testing.T, url string, store idempay.KeyStore, instance str
 	return &idempay.Reconciler{Client: c, Concurrency: 4, Tries: 40, Backoff: 20 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
 		ChargeRequest: func(_ context.Context, rec idempay.Record) (idempay.ChargeRequest, bool, error) {
 			var i int
-			if _, err := fmt.Sscanf(rec.IntentID, "rec-%d", &i); err != nil {
+			if _, err := fmt.Sscanf(rec.ID, "rec-%d", &i); err != nil {
 				return idempay.ChargeRequest{}, false, err
 			}
 			return reconcileRequest(i), true, nil
@@ -202,7 +202,7 @@ func openIntents(t *testing.T, c *idempay.Client) map[string]idempay.Record {
 	open := map[string]idempay.Record{}
 	for rec, err := range c.Unresolved(context.Background()) {
 		require.NoError(t, err)
-		open[rec.IntentID] = rec
+		open[rec.ID] = rec
 	}
 	return open
 }

@@ -109,11 +109,11 @@ type crashOnBuild struct {
 	armed *atomic.Bool
 }
 
-func (p crashOnBuild) NewRefundRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
-	if p.armed.Load() {
+func (p crashOnBuild) NewOpRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
+	if op.Type == idempay.OpRefund && p.armed.Load() {
 		panic("process dies here")
 	}
-	return p.OwnAPI.NewRefundRequest(ctx, t, op, key)
+	return p.OwnAPI.NewOpRequest(ctx, t, op, key)
 }
 
 // Rule: a ledger write that fails sends nothing (outcome unknown: an
@@ -167,7 +167,7 @@ func TestLedgerHeldByAnotherFlight(t *testing.T) {
 	charged(t, c, "o", 1500, false)
 	ctx := context.Background()
 	hold := func() {
-		res, err := store.Reserve(ctx, idempay.ReserveRequest{Namespace: "ownapi:default/ledger", IntentID: "o",
+		res, err := store.Reserve(ctx, idempay.ReserveRequest{Namespace: "ownapi:default/ledger", ID: "o",
 			Attempt: 1, Key: "ledger", Fingerprint: "idempay-ledger-v1", Owner: "crashed/flight", Lease: lease})
 		require.NoError(t, err)
 		require.True(t, res.Claimed)
@@ -244,6 +244,9 @@ func TestPanicsInARefundAreContained(t *testing.T) {
 
 type panicOnRead struct{ idempay.OwnAPI }
 
-func (panicOnRead) ReadRefund(*http.Response, []byte) idempay.Verdict {
-	panic("adapter bug reading a refund")
+func (p panicOnRead) ReadOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict {
+	if t == idempay.OpRefund {
+		panic("adapter bug reading a refund")
+	}
+	return p.OwnAPI.ReadOp(t, resp, body)
 }

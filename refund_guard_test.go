@@ -2,6 +2,8 @@ package idempay_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -320,6 +322,54 @@ func TestOperationNotSupportedByTheProvider(t *testing.T) {
 	l, err := c.Ledger(ctx, "o")
 	require.NoError(t, err, "the ledger holds the charge from its success on")
 	assert.Empty(t, l.Ops, "and no operation")
+	assert.Zero(t, s.Stats().Ops.Requests)
+}
+
+// refundsOnly makes refunds and nothing else, and refuses a refund the way
+// a provider not set up for them does: with an error that is not a
+// *ValidationError.
+type refundsOnly struct {
+	idempay.OwnAPI
+	unset bool
+}
+
+func (refundsOnly) Operates(t idempay.OpType) (makes, finds bool) {
+	return t == idempay.OpRefund, false
+}
+func (p refundsOnly) ValidateOp(op idempay.OpRequest) error {
+	if p.unset {
+		return fmt.Errorf("%w: refunds are not set up", idempay.ErrNotSupported)
+	}
+	return errors.New("adapter: cannot send this refund")
+}
+
+// Rule: what the adapter refuses before anything is stored is an
+// *OpError, outcome failed (nothing was sent), whatever error the adapter
+// returned; a type the adapter does not make is ErrNotSupported, outcome
+// failed, while its other types go on to its ValidateOp.
+func TestAdapterRefusalIsFailedOpError(t *testing.T) {
+	store := opsStore(t)
+	s := startOps(t, store, refserver.Config{})
+	ctx := context.Background()
+	for _, unset := range []bool{false, true} {
+		c := newClient(t, s.URL, store, func(cfg *idempay.Config) { cfg.Provider = refundsOnly{unset: unset} })
+		charged(t, c, fmt.Sprint("o-", unset), 1500, true)
+		_, err := c.Refund(ctx, refundOf(fmt.Sprint("o-", unset), "rf", 100))
+		e := opErr(t, err, idempay.OutcomeFailed)
+		assert.Equal(t, idempay.OpRefund, e.Type)
+		assert.Equal(t, unset, errors.Is(err, idempay.ErrNotSupported))
+		_, err = c.Capture(ctx, idempay.CaptureRequest{CaptureID: "cp", IntentID: fmt.Sprint("o-", unset), Currency: "JPY"})
+		require.ErrorIs(t, err, idempay.ErrNotSupported)
+		opErr(t, err, idempay.OutcomeFailed)
+		_, err = c.SettleCancel(ctx, idempay.CancelRequest{CancelID: "cn", IntentID: fmt.Sprint("o-", unset)})
+		require.ErrorIs(t, err, idempay.ErrNotSupported)
+		opErr(t, err, idempay.OutcomeUnknown)
+	}
+	for _, op := range []idempay.OpType{idempay.OpRefund, idempay.OpCapture, idempay.OpCancel} {
+		for rec, err := range newClient(t, s.URL, store).UnresolvedOps(ctx, op) {
+			t.Errorf("stored %v %v", rec, err)
+		}
+	}
 	assert.Zero(t, s.Stats().Ops.Requests)
 }
 

@@ -59,7 +59,7 @@ func TestUnknownRefundResumesWithItsKey(t *testing.T) {
 	require.Nil(t, op)
 	oe := opErr(t, err, idempay.OutcomeUnknown)
 	assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown)
-	assert.Equal(t, 2, oe.Attempts)
+	assert.Equal(t, 2, oe.Requests)
 	var open []idempay.Record
 	for rec, err := range c.UnresolvedOps(ctx, idempay.OpRefund) {
 		require.NoError(t, err)
@@ -99,9 +99,9 @@ func TestExpiredRefundIsSettledByLookup(t *testing.T) {
 	assert.Equal(t, 1, s.Ops().Count("rf-old"))
 }
 
-// Rule: a provider that does not de-duplicate (LookupGuard) is asked
+// Rule: a provider that does not de-duplicate (LookupBeforeResender) is asked
 // before every resend of a refund too.
-func TestLookupGuardCoversRefunds(t *testing.T) {
+func TestLookupBeforeResendCoversRefunds(t *testing.T) {
 	store := opsStore(t)
 	s := startOps(t, store, refserver.Config{})
 	c := opsClient(t, s, store, func(cfg *idempay.Config) {
@@ -162,7 +162,12 @@ type lyingRefunds struct {
 	v idempay.Verdict
 }
 
-func (p lyingRefunds) ReadRefund(*http.Response, []byte) idempay.Verdict { return p.v }
+func (p lyingRefunds) ReadOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict {
+	if t == idempay.OpRefund {
+		return p.v
+	}
+	return p.OwnAPI.ReadOp(t, resp, body)
+}
 
 // Rule: the engine trusts the verdict's kind, not what an adapter fills
 // around it: "succeeded" without the operation is unknown; "pending" is

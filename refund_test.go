@@ -27,7 +27,7 @@ func TestRefundSucceedsOnceAndAnswersFromStore(t *testing.T) {
 	assert.Equal(t, idempay.StateSucceeded, op.State)
 	assert.Equal(t, int64(500), op.Amount)
 	assert.NotEmpty(t, op.ID)
-	assert.Equal(t, 1, op.Attempts)
+	assert.Equal(t, 1, op.Requests)
 
 	again, err := c.Refund(context.Background(), refundOf("o", "rf-1", 500))
 	require.NoError(t, err)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// refusal is an operation a local guard refused: nothing was sent under the
+// refusal is an operation the Client refused: nothing was sent under the
 // record's key, and nothing will be. When a flight's beforeSend refuses,
 // the record's attempt is closed as failed with the guard's code, and the
 // next call of the operation begins a new attempt, checked afresh (an
@@ -25,9 +25,9 @@ func isRefusal(err error) bool {
 	return errors.As(err, &r)
 }
 
-// guardCodes names each guard's sentinel in the store, so that a refused
+// refusalCodes names each refusal's sentinel in the store, so that a refused
 // attempt answers with the same sentinel when read back.
-var guardCodes = []struct {
+var refusalCodes = []struct {
 	code string
 	err  error
 }{
@@ -40,8 +40,8 @@ var guardCodes = []struct {
 	{"invalid", ErrInvalidRequest},
 }
 
-func guardCode(err error) string {
-	for _, g := range guardCodes {
+func refusalCode(err error) string {
+	for _, g := range refusalCodes {
 		if errors.Is(err, g.err) {
 			return g.code
 		}
@@ -49,9 +49,9 @@ func guardCode(err error) string {
 	return "refused"
 }
 
-// guardError is a stored refusal read back: its sentinel and its words.
-func guardError(code, reason string) error {
-	for _, g := range guardCodes {
+// storedRefusal is a stored refusal read back: its sentinel and its words.
+func storedRefusal(code, reason string) error {
+	for _, g := range refusalCodes {
 		if g.code == code {
 			return fmt.Errorf("%w: %s", g.err, reason)
 		}

@@ -29,7 +29,7 @@ func (c *Client) execute(ctx context.Context, op operation, prog *progress) (*Ch
 		if err != nil {
 			return nil, err
 		}
-		claim, res, err := c.claims.Reserve(ctx, ReserveRequest{Namespace: s.namespace, IntentID: s.id,
+		claim, res, err := c.claims.Reserve(ctx, ReserveRequest{Namespace: s.namespace, ID: s.id,
 			Attempt: attempt, Key: key, Fingerprint: s.fp})
 		if err != nil {
 			// Nothing was sent by this call, but without the record nobody
@@ -84,7 +84,7 @@ func (c *Client) attemptKey(s opSlot, attempt int, history []PastAttempt) (strin
 	key := c.newKey()
 	if err := ValidateKey(key); err != nil {
 		return "", &ChargeError{IntentID: s.id, Outcome: OutcomeUnknown,
-			Err: fmt.Errorf("%w: Config.NewKey made a bad key: %w", ErrInvalidConfig, err)}
+			Err: fmt.Errorf("%w: Config.NewKey made a bad key: %w", ErrConfig, err)}
 	}
 	return key, nil
 }
@@ -105,7 +105,7 @@ func (c *Client) mayBeginAttempt(rec Record, fp string) bool {
 	if json.Unmarshal(rec.Result, &out) != nil {
 		return false
 	}
-	return out.Guard != "" || (out.Kind != KindDeclined && out.Kind != KindInvalid)
+	return out.LocalRefusal != "" || (out.Kind != KindDeclined && out.Kind != KindInvalid)
 }
 
 // refusedBefore finds an earlier attempt of a failed record, made with
@@ -121,7 +121,7 @@ func refusedBefore(rec Record, fp string) (Record, bool) {
 			continue
 		}
 		var out storedOutcome
-		if json.Unmarshal(p.Result, &out) == nil && out.Guard == "" && (out.Kind == KindDeclined || out.Kind == KindInvalid) {
+		if json.Unmarshal(p.Result, &out) == nil && out.LocalRefusal == "" && (out.Kind == KindDeclined || out.Kind == KindInvalid) {
 			past := rec
 			past.Attempt, past.Key, past.Fingerprint, past.State = p.Attempt, p.Key, p.Fingerprint, p.State
 			past.CreatedAt, past.ClosedAt, past.ProviderRef, past.Result = p.CreatedAt, p.ClosedAt, p.ProviderRef, p.Result
@@ -134,7 +134,16 @@ func refusedBefore(rec Record, fp string) (Record, bool) {
 // claimed goes on with a record this flight holds the lease of.
 func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Reservation, prog *progress) (*Charge, error) {
 	rec := res.Record
+	if err := c.saveStoreClock(ctx); err != nil {
+		c.release(ctx, claim)
+		return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeUnknown, Err: err}
+	}
 	age, known := claim.attemptAge(res)
+	if known && !res.Created && age < c.retention && rec.State != StatePending {
+		// Young on the store's clock: unless the fleet saw that clock step
+		// back since the key was reserved (storeclock.go).
+		known = c.ageTrusted(ctx, rec)
+	}
 	switch {
 	case rec.State == StatePending:
 		return c.settlePending(ctx, op, claim, rec)
@@ -155,6 +164,7 @@ func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Re
 	}
 	v, cause := f.run()
 	c.writeJournal(ctx, f)
+	c.keepStoreClock(ctx, rec) // a step a renewal saw, for the fleet
 	return c.conclude(ctx, f, v, cause)
 }
 
@@ -172,7 +182,7 @@ func (c *Client) unclaimed(ctx context.Context, op operation, rec Record) (*Char
 	case rec.State == StateFailed:
 		return c.fromStore(ctx, op, rec)
 	case rec.Fingerprint != fp:
-		err := &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State),
+		err := &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: outcomeOfState(rec.State),
 			Err: fmt.Errorf("%w: attempt %d, %s, with other parameters; settle it before trying again", ErrAttemptOpen, rec.Attempt, rec.State)}
 		if rec.State == StatePending {
 			// What the customer must be shown is the open attempt's.
@@ -183,7 +193,7 @@ func (c *Client) unclaimed(ctx context.Context, op operation, rec Record) (*Char
 	case rec.State == StatePending:
 		return c.fromStore(ctx, op, rec) // another flight is settling it; its last known state is pending
 	}
-	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
+	return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeUnknown,
 		Err: fmt.Errorf("%w: leased by another flight until %s", ErrInProgress, rec.LeaseUntil.Format(time.RFC3339))}
 }
 

@@ -117,7 +117,7 @@ func TestBackoffJitterStaysInRange(t *testing.T) {
 func TestRetryPolicyValidation(t *testing.T) {
 	for _, p := range []RetryPolicy{{MaxAttempts: -1}, {RandomizationFactor: 1.5}, {Multiplier: 0.5}, {MaxElapsed: -time.Second}} {
 		err := p.validate()
-		assert.ErrorIs(t, err, ErrInvalidConfig, "%+v", p)
+		assert.ErrorIs(t, err, ErrConfig, "%+v", p)
 	}
 	assert.NoError(t, RetryPolicy{}.validate())
 }

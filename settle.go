@@ -23,7 +23,7 @@ func (c *Client) settle(ctx context.Context, op operation, prog *progress) (*Cha
 	if rec.State.Closed() {
 		return c.fromStore(ctx, op, rec)
 	}
-	claim, res, err := c.claims.Reserve(ctx, ReserveRequest{Namespace: s.namespace, IntentID: s.id,
+	claim, res, err := c.claims.Reserve(ctx, ReserveRequest{Namespace: s.namespace, ID: s.id,
 		Attempt: rec.Attempt, Key: rec.Key, Fingerprint: rec.Fingerprint})
 	if err != nil {
 		return c.unsettled(ctx, op, rec, fmt.Errorf("%w: reserve: %w", ErrStore, err))
@@ -52,7 +52,7 @@ func (c *Client) unsettled(ctx context.Context, op operation, rec Record, cause 
 			return ch, err
 		}
 	}
-	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: outcomeOfState(rec.State), Err: cause}
+	return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: outcomeOfState(rec.State), Err: cause}
 }
 
 // settlePending asks the provider how a pending charge ended, if it can
@@ -66,7 +66,7 @@ func (c *Client) settlePending(ctx context.Context, op operation, claim *Claim, 
 	}
 	if err != nil && !errors.Is(err, ErrNoLookup) {
 		c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: lookup of a pending charge failed",
-			slog.String("intent", rec.IntentID), slog.String("error", err.Error()))
+			slog.String("intent", rec.ID), slog.String("error", err.Error()))
 	}
 	c.release(ctx, claim)
 	return c.fromStore(ctx, op, rec)
@@ -83,7 +83,7 @@ func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, 
 	}
 	cause := fmt.Errorf("%w: reserved %s", ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
 	if !known {
-		cause = fmt.Errorf("%w: reserved %s, after the store's clock now reads (it stepped back): the key's age is unknown",
+		cause = fmt.Errorf("%w: reserved %s; the key's age is unknown (the store's clock stepped back since, or what is known of it could not be read)",
 			ErrKeyExpired, rec.CreatedAt.Format(time.RFC3339))
 	}
 	// Not found proves nothing was charged only for a key past retention,
@@ -96,16 +96,16 @@ func (c *Client) settleExpired(ctx context.Context, op operation, claim *Claim, 
 		raw, _ := (&storedOutcome{Kind: KindNotFound}).encode()
 		if claim.CloseIfHeld(ctx, StateFailed, raw) == nil {
 			c.recordAfter(ctx, op, rec, StateFailed)
-			return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
+			return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeFailed,
 				Err: fmt.Errorf("%w; the provider shows no charge under it", cause)}
 		}
-		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}
+		return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}
 	}
 	c.release(ctx, claim)
 	if err != nil {
 		cause = fmt.Errorf("%w; lookup: %w", cause, err) // e.g. two charges found for one intent
 	}
-	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}
+	return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}
 }
 
 // concludeLookup settles a record from a lookup's verdict; anything but a
@@ -133,10 +133,10 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 		return op.answer(ctx, ch)
 	case KindDeclined:
 		if err := c.closeWith(ctx, op, claim, rec, StateFailed, &storedOutcome{Refusal: v.Err, Kind: v.Kind}); err != nil {
-			return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown,
+			return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeUnknown,
 				Err: fmt.Errorf("%w: decline not recorded: %w", ErrStore, err)} // see conclude
 		}
-		return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeFailed,
+		return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeFailed,
 			Err: c.refusalCause(ctx, op, rec, v.Kind, v.Err)}
 	}
 	if claim != nil {
@@ -156,6 +156,10 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 // find asks the provider for the record's operation, outside the attempt
 // count.
 func (c *Client) find(ctx context.Context, op operation, rec Record) (Verdict, error) {
+	rec, err := c.lookupRecord(ctx, rec) // a window from CreatedAt must start before the charge
+	if err != nil {
+		return Verdict{Kind: KindUnknown}, err
+	}
 	return op.find(withProbe(ctx, nil), c.hc, c.target, rec)
 }
 
@@ -181,9 +185,9 @@ func (c *Client) proveNew(ctx context.Context, op operation, claim *Claim, rec R
 		return nil, nil, false
 	}
 	c.release(ctx, claim)
-	cause := fmt.Errorf("%w: the store lost writes it had acknowledged, and the provider could not show that %q was never sent", ErrStore, rec.IntentID)
+	cause := fmt.Errorf("%w: the store lost writes it had acknowledged, and the provider could not show that %q was never sent", ErrStore, rec.ID)
 	if err != nil {
 		cause = fmt.Errorf("%w; lookup: %w", cause, err)
 	}
-	return nil, &ChargeError{IntentID: rec.IntentID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}, true
+	return nil, &ChargeError{IntentID: rec.ID, Key: rec.Key, Outcome: OutcomeUnknown, Err: cause}, true
 }

@@ -124,7 +124,7 @@ type guardedOwnAPI struct{ idempay.OwnAPI }
 
 func (guardedOwnAPI) LookupBeforeResend() bool { return true }
 
-func TestLookupGuardSettlesInsteadOfResending(t *testing.T) {
+func TestLookupBeforeResendSettlesInsteadOfResending(t *testing.T) {
 	store := memstore.New()
 	api, url, stop := refserver.Start(refserver.Config{})
 	defer stop()
@@ -143,7 +143,7 @@ func TestLookupGuardSettlesInsteadOfResending(t *testing.T) {
 	api.InjectOrder("o-guard2", refserver.Pre) // lost before anything happened
 	ch, err = c.Charge(context.Background(), order("o-guard2"))
 	require.NoError(t, err)
-	assert.Equal(t, 2, ch.Attempts, "not found by lookup: resent with the same key")
+	assert.Equal(t, 2, ch.Requests, "not found by lookup: resent with the same key")
 	assert.Len(t, api.Stats().KeysByOrder["o-guard2"], 1)
 	assert.Equal(t, 1, api.Ledger().Count("o-guard2"))
 }

@@ -94,7 +94,7 @@ func TestClaimAgeNeverShrinks(t *testing.T) {
 	store := &steppedBack{KeyStore: memstore.New(memstore.WithClock(clock))}
 	cfg := idempay.ClaimConfig{Store: store, Lease: time.Minute, MaxAge: time.Hour, Clock: clock}
 	ctx := context.Background()
-	req := idempay.ReserveRequest{Namespace: "ns", IntentID: "o", Attempt: 1, Key: "k1", Fingerprint: "fp"}
+	req := idempay.ReserveRequest{Namespace: "ns", ID: "o", Attempt: 1, Key: "k1", Fingerprint: "fp"}
 	cl, res, err := cfg.Reserve(ctx, req)
 	require.NoError(t, err)
 	require.True(t, res.Claimed)

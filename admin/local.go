@@ -28,7 +28,7 @@ func (l *Local) Open(ctx context.Context) ([]Item, error) {
 			if err != nil {
 				return err
 			}
-			out = append(out, Item{Kind: kind, ID: r.IntentID, Attempt: r.Attempt, Key: r.Key, State: r.State,
+			out = append(out, Item{Kind: kind, ID: r.ID, Attempt: r.Attempt, Key: r.Key, State: r.State,
 				CreatedAt: r.CreatedAt, LeaseOwner: r.LeaseOwner, LeaseUntil: r.LeaseUntil})
 		}
 		return nil

@@ -48,9 +48,9 @@ func TestStripeVerifyAgainstStripeGo(t *testing.T) {
 	now := time.Now()
 	signed := stripewebhook.GenerateTestSignedPayload(&stripewebhook.UnsignedPayload{
 		Payload: body, Secret: stripeSecret.Reveal(), Timestamp: now})
-	rotating, err := webhook.NewStripe(stripeRotated, webhook.WithPreviousSecret(stripeSecret), webhook.WithClock(func() time.Time { return now }))
+	rotating, err := webhook.NewStripe(stripeRotated, webhook.WithPreviousSecret(stripeSecret))
 	require.NoError(t, err)
-	plain, err := webhook.NewStripe(stripeSecret, webhook.WithClock(func() time.Time { return now }))
+	plain, err := webhook.NewStripe(stripeSecret)
 	require.NoError(t, err)
 
 	for _, tc := range []struct {

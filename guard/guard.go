@@ -116,7 +116,7 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler,
 // record released by an earlier request with the same parameters, the
 // next attempt (a retry that runs the handler again).
 func (g *Guard) reserve(ctx context.Context, recID, key, fp string) (*idempay.Claim, idempay.Reservation, error) {
-	req := idempay.ReserveRequest{Namespace: g.ns, IntentID: recID, Attempt: 1, Key: key, Fingerprint: fp}
+	req := idempay.ReserveRequest{Namespace: g.ns, ID: recID, Attempt: 1, Key: key, Fingerprint: fp}
 	for range 3 { // another retry beginning the next attempt meanwhile is answered 409
 		claim, res, err := g.claims.Reserve(ctx, req)
 		if err != nil || claim != nil || !released(res.Record) || res.Record.Fingerprint != fp {
@@ -170,7 +170,7 @@ func (g *Guard) claimed(w http.ResponseWriter, r *http.Request, next http.Handle
 	if err != nil || s.Kind == kindUnsettled {
 		// Keep the record as it is (Release keeps the Result) and refuse.
 		if rerr := claim.Release(r.Context()); rerr != nil && !errors.Is(rerr, idempay.ErrLeaseLost) {
-			g.warn(r.Context(), "guard: release of a locked key failed; it frees itself when the lease runs out", claim.Record().IntentID, rerr)
+			g.warn(r.Context(), "guard: release of a locked key failed; it frees itself when the lease runs out", claim.Record().ID, rerr)
 		}
 		if err != nil {
 			g.answer(w, ev, Corrupt, corruptProblem())

@@ -102,5 +102,5 @@ func recordOf(t *testing.T, w *lockWorld) string {
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("open records %d, %v", len(recs), err)
 	}
-	return recs[0].IntentID
+	return recs[0].ID
 }

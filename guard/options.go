@@ -191,7 +191,7 @@ func WithMaxBody(n int64) Option {
 // WithMaxResponse sets the largest response body stored for replay
 // (default DefaultMaxResponse), between 1 byte and 16 MiB. A response that
 // should be stored but is larger is sent, and what is stored instead makes
-// every replay a 500 "response not stored" (see the package doc): set the
+// every replay a 500 "response not stored" (see README.md): set the
 // limit above the largest answer of the guarded routes.
 func WithMaxResponse(n int) Option {
 	return func(c *config) error {

@@ -62,7 +62,7 @@ func (g *Guard) persist(ctx context.Context, claim *idempay.Claim, f final, must
 		return err
 	}
 	rec := claim.Record()
-	req := idempay.ReserveRequest{Namespace: g.ns, IntentID: rec.IntentID, Attempt: rec.Attempt,
+	req := idempay.ReserveRequest{Namespace: g.ns, ID: rec.ID, Attempt: rec.Attempt,
 		Key: rec.Key, Fingerprint: rec.Fingerprint, Owner: claim.Owner()}
 	giveUp, wait, refused, failed := g.cfg.clock().Add(g.cfg.lease), firstRetryWait, 0, 1
 	for {
@@ -94,7 +94,7 @@ func (g *Guard) persist(ctx context.Context, claim *idempay.Claim, f final, must
 
 // landed reads the record after a write was refused as already resolved.
 func (g *Guard) landed(ctx context.Context, req idempay.ReserveRequest, f final) error {
-	rec, err := g.store.Load(ctx, req.Namespace, req.IntentID)
+	rec, err := g.store.Load(ctx, req.Namespace, req.ID)
 	if err != nil {
 		return fmt.Errorf("guard: load after a lost reply: %w", err)
 	}

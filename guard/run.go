@@ -91,10 +91,10 @@ func (g *Guard) record(ctx context.Context, claim *idempay.Claim, req *request, 
 	case err == nil:
 		return o
 	case locked:
-		g.warn(ctx, "guard: streamed response not recorded; the key stays locked as unsettled until Settle", claim.Record().IntentID, err)
+		g.warn(ctx, "guard: streamed response not recorded; the key stays locked as unsettled until Settle", claim.Record().ID, err)
 		return Unsettled
 	}
-	g.warn(ctx, "guard: response not recorded; answered 503 in its place", claim.Record().IntentID, err)
+	g.warn(ctx, "guard: response not recorded; answered 503 in its place", claim.Record().ID, err)
 	return Unrecorded
 }
 
@@ -110,11 +110,11 @@ func (g *Guard) pin(ctx context.Context, claim *idempay.Claim, req *request, r *
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.lease)
 	defer cancel()
 	rec := claim.Record()
-	err := g.store.Resolve(ctx, idempay.Resolution{Namespace: g.ns, IntentID: rec.IntentID, Key: rec.Key,
+	err := g.store.Resolve(ctx, idempay.Resolution{Namespace: g.ns, ID: rec.ID, Key: rec.Key,
 		State: idempay.StateOpen, Result: g.lock(req, r), LeaseOwner: claim.Owner(), Durable: true})
 	claim.Renew()
 	if err != nil {
-		g.warn(ctx, "guard: key not locked before streaming; the response is held until it is recorded", rec.IntentID, err)
+		g.warn(ctx, "guard: key not locked before streaming; the response is held until it is recorded", rec.ID, err)
 	}
 	return err
 }
@@ -134,7 +134,7 @@ func (g *Guard) giveBack(ctx context.Context, claim *idempay.Claim, req *request
 	if err := g.persist(ctx, claim, final{state: idempay.StateOpen, result: g.lock(req, r)}, true); err != nil {
 		// Not locked: a retry that finds the lease run out runs the
 		// handler again. Say so to whoever watches.
-		g.warn(ctx, "guard: unsettled request not locked; a retry may run the handler again", claim.Record().IntentID, err)
+		g.warn(ctx, "guard: unsettled request not locked; a retry may run the handler again", claim.Record().ID, err)
 		return Unrecorded
 	}
 	return Unsettled
@@ -148,7 +148,7 @@ func (g *Guard) giveBack(ctx context.Context, claim *idempay.Claim, req *request
 func (g *Guard) release(ctx context.Context, claim *idempay.Claim) {
 	err := claim.CloseAsOwner(ctx, idempay.StateFailed, releasedResult)
 	if err != nil && !errors.Is(err, idempay.ErrLeaseLost) {
-		g.warn(ctx, "guard: key not given back; it frees itself when the lease runs out", claim.Record().IntentID, err)
+		g.warn(ctx, "guard: key not given back; it frees itself when the lease runs out", claim.Record().ID, err)
 	}
 }
 

@@ -84,7 +84,7 @@ func (g *Guard) withUnsettled(ctx context.Context, identity, key string, fn func
 		if s, err := decodeStored(rec.Result); err != nil || s.Kind != kindUnsettled || rec.State.Closed() {
 			return ErrNotUnsettled
 		}
-		claim, res, err := g.claims.Reserve(ctx, idempay.ReserveRequest{Namespace: g.ns, IntentID: id,
+		claim, res, err := g.claims.Reserve(ctx, idempay.ReserveRequest{Namespace: g.ns, ID: id,
 			Attempt: 1, Key: rec.Key, Fingerprint: rec.Fingerprint})
 		if err != nil {
 			return fmt.Errorf("guard: reserve: %w", err)

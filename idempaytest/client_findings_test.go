@@ -6,13 +6,13 @@ import (
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest"
-	"github.com/jarcoal/httpmock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// Behaviours of the Client found while writing the parity tests that
-// disagreed with its own documentation; fixed, and kept as tests.
+// Behaviours of the Client that once disagreed with its own
+// documentation; fixed, and kept as tests on the kit's FakeCharger, which
+// is a Client.
 
 // APIError.Status is documented as the HTTP status of the answer (200 for
 // a decline carried in a 200). A decline found by a lookup (a pending
@@ -20,10 +20,11 @@ import (
 // carries the lookup's status now, as the fake's FailPending does (402).
 func TestClientLookupDeclineKeepsItsStatus(t *testing.T) {
 	t.Parallel()
-	s := mockSide(idempaytest.PendingResponder("ch_p"), idempaytest.DeclineResponder("authentication_failed"))(t)
-	_, err := s.c.Charge(ctx, idempaytest.Request("o", 100))
+	var fake idempaytest.FakeCharger
+	fake.OnIntent("o").Pending().FailPending("authentication_failed")
+	_, err := fake.Charge(ctx, idempaytest.Request("o", 100))
 	require.ErrorIs(t, err, idempay.ErrPending)
-	_, err = s.c.Charge(ctx, idempaytest.Request("o", 100))
+	_, err = fake.Charge(ctx, idempaytest.Request("o", 100))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
 	var apiErr *idempay.APIError
 	require.ErrorAs(t, err, &apiErr)
@@ -43,10 +44,11 @@ func TestClientLookupDeclineKeepsItsStatus(t *testing.T) {
 // dereference nil. Both now carry the open attempt's pending charge.
 func TestClientPendingAttemptOpenCarriesTheCharge(t *testing.T) {
 	t.Parallel()
-	s := mockSide(idempaytest.PendingResponder("ch_p"), httpmock.NewStringResponder(http.StatusNotFound, ""))(t)
-	_, err := s.c.Charge(ctx, idempaytest.Request("o", 100))
+	var fake idempaytest.FakeCharger
+	fake.OnIntent("o").PendingWith(idempay.Charge{ID: "ch_p"})
+	_, err := fake.Charge(ctx, idempaytest.Request("o", 100))
 	require.ErrorIs(t, err, idempay.ErrPending)
-	ch, err := s.c.Charge(ctx, idempaytest.Request("o", 200))
+	ch, err := fake.Charge(ctx, idempaytest.Request("o", 200))
 	require.ErrorIs(t, err, idempay.ErrAttemptOpen)
 	require.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
 	require.NotNil(t, ch, "OutcomePending comes with the pending charge")

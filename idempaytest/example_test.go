@@ -32,7 +32,7 @@ func ExampleServer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(ch.Replayed, ch.ReplayedFrom, ch.Attempts)
+	fmt.Println(ch.Replayed, ch.ReplayedFrom, ch.Requests)
 	fmt.Println("charges:", srv.Charges("order-1"), "requests:", srv.Requests("order-1"),
 		"keys:", len(srv.Keys("order-1")))
 	// Output:
@@ -115,6 +115,27 @@ func ExampleFakeCharger() {
 	// order-4 unknown: keep the order open
 	// 2 calls for order-1
 	// ch_1 true store
+}
+
+// The provider charged and the answer was lost (a Post fault): the
+// caller's retry resumes the attempt under the same key and gets the
+// provider's stored charge; Sent shows one key on the wire twice.
+func ExampleIntentScript_Fault() {
+	var fake idempaytest.FakeCharger
+	fake.OnIntent("order-1").Fault(idempaytest.Post)
+	ctx := context.Background()
+	req := idempaytest.Request("order-1", 1500)
+
+	_, err := fake.Charge(ctx, req)
+	fmt.Println(idempay.OutcomeOf(err))
+	ch, err := fake.Charge(ctx, req)
+	fmt.Println(err, ch.Replayed, ch.ReplayedFrom)
+	sent := fake.Sent("order-1")
+	fmt.Println(len(sent), "requests, same key:", sent[0].Key == sent[1].Key)
+	// Output:
+	// unknown
+	// <nil> true server
+	// 2 requests, same key: true
 }
 
 // A declined customer tries another card on the same order: the second
@@ -200,7 +221,7 @@ func ExampleDropResponder() {
 	}
 
 	ch, err := client.Charge(context.Background(), idempaytest.Request("order-1", 1500))
-	fmt.Println(err, ch.ID, ch.ReplayedFrom, ch.Attempts, mock.GetTotalCallCount())
+	fmt.Println(err, ch.ID, ch.ReplayedFrom, ch.Requests, mock.GetTotalCallCount())
 	// Output:
 	// <nil> ch_1 server 2 2
 }

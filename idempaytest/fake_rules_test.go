@@ -14,13 +14,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The rules of FakeCharger's doc, one test each. parity_test.go checks the
-// same rules against a real Client.
+// The rules a consumer meets through FakeCharger, one test each: the
+// Client's rules, since the fake is a Client over a scripted provider.
 
 func withCard(intentID string, card idempay.Secret) idempay.ChargeRequest {
 	req := idempaytest.Request(intentID, 100)
 	req.Source = card
 	return req
+}
+
+// attemptKey is the key the fake's client gave attempt n of an intent.
+func attemptKey(t *testing.T, fake *idempaytest.FakeCharger, intentID string, n int) string {
+	t.Helper()
+	rec, err := fake.Record(ctx, intentID)
+	require.NoError(t, err)
+	if rec.Attempt == n {
+		return rec.Key
+	}
+	for _, p := range rec.History {
+		if p.Attempt == n {
+			return p.Key
+		}
+	}
+	t.Fatalf("intent %q has no attempt %d", intentID, n)
+	return ""
 }
 
 func chargeErr(t *testing.T, err error) *idempay.ChargeError {
@@ -66,9 +83,9 @@ func TestFakeChargerPaidIntentAnswersEveryCall(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.differ, ch.ParamsDiffer)
 			assert.Equal(t, idempay.ReplayFromStore, ch.ReplayedFrom)
-			assert.Zero(t, ch.Attempts, "nothing sent")
+			assert.Zero(t, ch.Requests, "nothing sent")
 			assert.EqualValues(t, 1500, ch.Amount, "the paid charge, not the call's parameters")
-			assert.Equal(t, idempaytest.FakeKey("order-1"), ch.Key)
+			assert.Equal(t, attemptKey(t, &fake, "order-1", 1), ch.Key)
 			assert.Equal(t, 1, ch.Attempt)
 		})
 	}
@@ -83,13 +100,13 @@ func TestFakeChargerDeclineThenAnotherCard(t *testing.T) {
 
 	_, err := fake.Charge(ctx, withCard("o", "tok_decline_1"))
 	require.ErrorIs(t, err, idempay.ErrDeclined)
-	assert.Equal(t, idempaytest.FakeKey("o"), chargeErr(t, err).Key)
+	assert.Equal(t, attemptKey(t, &fake, "o", 1), chargeErr(t, err).Key)
 
 	ch, err := fake.Charge(ctx, withCard("o", "tokn_good"))
 	require.NoError(t, err)
 	assert.Equal(t, 2, ch.Attempt)
-	assert.Equal(t, idempaytest.FakeAttemptKey("o", 2), ch.Key)
-	assert.NotEqual(t, idempaytest.FakeKey("o"), ch.Key)
+	assert.Equal(t, attemptKey(t, &fake, "o", 2), ch.Key)
+	assert.NotEqual(t, attemptKey(t, &fake, "o", 1), ch.Key)
 	assert.False(t, ch.Replayed)
 
 	rec, err := fake.Record(ctx, "o")
@@ -99,7 +116,7 @@ func TestFakeChargerDeclineThenAnotherCard(t *testing.T) {
 	assert.Equal(t, ch.ID, rec.ProviderRef)
 	require.Len(t, rec.History, 1)
 	assert.Equal(t, 1, rec.History[0].Attempt)
-	assert.Equal(t, idempaytest.FakeKey("o"), rec.History[0].Key)
+	assert.Equal(t, attemptKey(t, &fake, "o", 1), rec.History[0].Key)
 	assert.Equal(t, idempay.StateFailed, rec.History[0].State)
 	assert.NotEqual(t, rec.Fingerprint, rec.History[0].Fingerprint)
 	assert.False(t, rec.History[0].ClosedAt.IsZero())
@@ -129,7 +146,7 @@ func TestFakeChargerSameRefusedRequestSpendsNoStep(t *testing.T) {
 			for range 2 {
 				_, again := fake.Charge(ctx, req)
 				assert.Equal(t, chargeErr(t, err).Err.Error(), chargeErr(t, again).Err.Error(), "the same refusal")
-				assert.Zero(t, chargeErr(t, again).Attempts, "from the store")
+				assert.Zero(t, chargeErr(t, again).Requests, "from the store")
 			}
 			_, err = fake.Charge(ctx, withCard("o", "tokn_b"))
 			assert.ErrorIs(t, err, idempay.ErrOutcomeUnknown, "the step waited for another request")
@@ -145,9 +162,10 @@ func TestFakeChargerRejectLooksLikeAProviderRefusal(t *testing.T) {
 	assert.ErrorIs(t, err, idempay.ErrInvalidRequest)
 	var apiErr *idempay.APIError
 	require.ErrorAs(t, err, &apiErr)
-	assert.Equal(t, idempay.APIError{Provider: "fake", Status: 400, Type: "invalid_request_error",
-		Code: "parameter_invalid", Param: "amount_jpy", Message: "amount_jpy is invalid (scripted)"}, *apiErr)
-	assert.Equal(t, 1, chargeErr(t, err).Attempts)
+	assert.Equal(t, []string{"fake", "invalid_request_error", "parameter_invalid", "amount_jpy", "amount_jpy is invalid (scripted)"},
+		[]string{apiErr.Provider, apiErr.Type, apiErr.Code, apiErr.Param, apiErr.Message})
+	assert.Equal(t, 400, apiErr.Status)
+	assert.Equal(t, 1, chargeErr(t, err).Requests)
 }
 
 // Nothing reached the provider: the same request begins the next attempt,
@@ -166,8 +184,8 @@ func TestFakeChargerUnreachableBeginsANewAttempt(t *testing.T) {
 	ch, err := fake.Charge(ctx, req)
 	require.NoError(t, err)
 	assert.Equal(t, 3, ch.Attempt)
-	assert.Equal(t, []string{idempaytest.FakeKey("o"), idempaytest.FakeAttemptKey("o", 2)}, keys)
-	assert.Equal(t, idempaytest.FakeAttemptKey("o", 3), ch.Key)
+	assert.Equal(t, []string{attemptKey(t, &fake, "o", 1), attemptKey(t, &fake, "o", 2)}, keys)
+	assert.Equal(t, attemptKey(t, &fake, "o", 3), ch.Key)
 }
 
 // A refusal that rests on "nothing reached the provider" proves nothing
@@ -183,7 +201,7 @@ func TestFakeChargerRefusalOfAResumedAttemptIsUnknown(t *testing.T) {
 		assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
 		assert.NotErrorIs(t, err, idempay.ErrUnreachable)
 		assert.NotErrorIs(t, err, idempay.ErrInvalidRequest)
-		assert.Equal(t, idempaytest.FakeKey("o"), chargeErr(t, err).Key)
+		assert.Equal(t, attemptKey(t, &fake, "o", 1), chargeErr(t, err).Key)
 	}
 	_, err := fake.Charge(ctx, req)
 	require.ErrorIs(t, err, idempay.ErrDeclined, "a decline is final whatever came before")
@@ -226,12 +244,12 @@ func TestFakeChargerOpenAttemptBlocksOtherParameters(t *testing.T) {
 			require.ErrorIs(t, err, idempay.ErrAttemptOpen)
 			assert.Equal(t, tc.outcome, idempay.OutcomeOf(err))
 			ce := chargeErr(t, err)
-			assert.Equal(t, idempaytest.FakeKey("o"), ce.Key, "the open attempt's key")
-			assert.Zero(t, ce.Attempts)
+			assert.Equal(t, attemptKey(t, &fake, "o", 1), ce.Key, "the open attempt's key")
+			assert.Zero(t, ce.Requests)
 
 			_, err = fake.Charge(ctx, req)
 			require.ErrorIs(t, err, idempay.ErrDeclined, "the step waited for the attempt's own parameters")
-			assert.Equal(t, idempaytest.FakeKey("o"), chargeErr(t, err).Key)
+			assert.Equal(t, attemptKey(t, &fake, "o", 1), chargeErr(t, err).Key)
 		})
 	}
 }
@@ -248,7 +266,7 @@ func TestFakeChargerIgnoresTheCallerKeyOfAReservedIntent(t *testing.T) {
 	req.Key = "frontend-key"
 	ch, err := fake.Charge(ctx, req)
 	require.NoError(t, err)
-	assert.Equal(t, idempaytest.FakeKey("o"), ch.Key)
+	assert.Equal(t, attemptKey(t, &fake, "o", 1), ch.Key)
 }
 
 // The key of a failed attempt cannot begin another: the provider would
@@ -292,23 +310,26 @@ func TestFakeChargerPendingUntilCompleted(t *testing.T) {
 	require.ErrorIs(t, err, idempay.ErrPending)
 	assert.Equal(t, idempay.OutcomePending, idempay.OutcomeOf(err))
 	require.NotNil(t, ch)
-	assert.Equal(t, idempay.Charge{IntentID: "o", Key: idempaytest.FakeKey("o"), ID: idempaytest.FakeChargeID("o"),
-		Status: "pending", State: idempay.StatePending, Amount: 100, Currency: "JPY", Attempts: 1, Attempt: 1,
+	assert.JSONEq(t, `{"order_id":"o","charge_id":"`+idempaytest.FakeChargeID("o")+`","status":"pending","amount":100,`+
+		`"currency":"JPY","authorize_url":"https://3ds.example/o"}`, string(ch.Raw), "Raw is the provider's answer")
+	ch.Raw = nil
+	assert.Equal(t, idempay.Charge{IntentID: "o", Key: attemptKey(t, &fake, "o", 1), ID: idempaytest.FakeChargeID("o"),
+		Status: "pending", State: idempay.StatePending, Amount: 100, Currency: "JPY", Requests: 1, Attempt: 1,
 		AuthorizeURL: "https://3ds.example/o"}, *ch)
 	ce := chargeErr(t, err)
-	assert.Equal(t, idempay.ChargeError{IntentID: "o", Key: ch.Key, Outcome: idempay.OutcomePending, Attempts: 1,
+	assert.Equal(t, idempay.ChargeError{IntentID: "o", Key: ch.Key, Outcome: idempay.OutcomePending, Requests: 1,
 		Err: idempay.ErrPending}, *ce)
 
 	again, err := fake.Charge(ctx, req)
 	require.ErrorIs(t, err, idempay.ErrPending, "still pending: nothing settled it")
-	assert.Equal(t, idempay.ReplayFromStore, again.ReplayedFrom)
-	assert.Zero(t, again.Attempts)
+	assert.Equal(t, idempay.ReplayFromLookup, again.ReplayedFrom, "the Client asked the provider")
+	assert.Zero(t, again.Requests)
 	assert.Equal(t, "https://3ds.example/o", again.AuthorizeURL)
 
 	var open []string
 	for rec, err := range fake.Unresolved(ctx) {
 		require.NoError(t, err)
-		open = append(open, rec.IntentID)
+		open = append(open, rec.ID)
 	}
 	assert.Equal(t, []string{"o"}, open)
 
@@ -320,7 +341,7 @@ func TestFakeChargerPendingUntilCompleted(t *testing.T) {
 	assert.Equal(t, idempay.ReplayFromLookup, done.ReplayedFrom)
 	assert.Empty(t, done.AuthorizeURL)
 	assert.Equal(t, ch.ID, done.ID)
-	assert.Zero(t, done.Attempts)
+	assert.Zero(t, done.Requests)
 
 	last, err := fake.Charge(ctx, req)
 	require.NoError(t, err)
@@ -345,7 +366,7 @@ func TestFakeChargerPendingThenFailed(t *testing.T) {
 	var apiErr *idempay.APIError
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, "authentication_failed", apiErr.DeclineCode)
-	assert.Zero(t, chargeErr(t, err).Attempts, "found by lookup: nothing sent")
+	assert.Zero(t, chargeErr(t, err).Requests, "found by lookup: nothing sent")
 
 	_, again := fake.Charge(ctx, req)
 	assert.ErrorIs(t, again, idempay.ErrDeclined, "the same request: the decline from the store")
@@ -355,29 +376,6 @@ func TestFakeChargerPendingThenFailed(t *testing.T) {
 	rec, _ := fake.Record(ctx, "o")
 	require.Len(t, rec.History, 1)
 	assert.Equal(t, idempaytest.FakeChargeID("o"), rec.History[0].ProviderRef, "the pending charge's reference is kept")
-}
-
-// A step that could never be spent where it is scripted stops the test at
-// once, naming the step.
-func TestFakeChargerRefusesAStepThatCanNeverBeSpent(t *testing.T) {
-	t.Parallel()
-	var fake idempaytest.FakeCharger
-	assert.PanicsWithValue(t, `idempaytest: OnIntent("a").Decline: the intent has succeeded by this point of its script, `+
-		`and a succeeded intent answers every later call from the store: no step after it but Invalid is ever spent`,
-		func() { fake.OnIntent("a").Succeed().Decline("x") })
-	assert.NotPanics(t, func() { fake.OnIntent("a").Invalid("Currency") }, "Invalid is spent before the store")
-	assert.Panics(t, func() { fake.OnIntent("b").Pending().Unknown() })
-	assert.Panics(t, func() { fake.OnIntent("c").CompletePending() })
-	assert.Panics(t, func() { fake.OnIntent("d").Unknown().FailPending("x") })
-	assert.Panics(t, func() { fake.OnIntent("e").Fail(nil) })
-	assert.Panics(t, func() { fake.OnIntent("e").WaitFor(nil) })
-	assert.NotPanics(t, func() { fake.OnIntent("f").Pending().WaitFor(make(chan struct{})).CompletePending() })
-	assert.NotPanics(t, func() { fake.OnIntent("g").Decline("x").Unreachable().Unknown().Pending().FailPending("y").Succeed() })
-
-	// The check reads the intent's state once the script is used up.
-	_, err := fake.Charge(ctx, idempaytest.Request("h", 100))
-	require.NoError(t, err)
-	assert.Panics(t, func() { fake.OnIntent("h").Unknown() })
 }
 
 // WaitFor holds a flight: a caller who stops waiting is told so, with the
@@ -413,8 +411,8 @@ func TestFakeChargerFlightOutlivesAnImpatientCaller(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
 	ce := chargeErr(t, err)
-	assert.Equal(t, idempaytest.FakeKey("o"), ce.Key)
-	assert.Equal(t, 1, ce.Attempts)
+	assert.Equal(t, attemptKey(t, &fake, "o", 1), ce.Key)
+	assert.Equal(t, 1, ce.Requests)
 
 	select {
 	case r := <-joined:
@@ -467,9 +465,9 @@ func TestFakeChargerRecord(t *testing.T) {
 	_, _ = fake.Charge(ctx, req)
 	rec, err := fake.Record(ctx, "o")
 	require.NoError(t, err)
-	assert.Equal(t, "o", rec.IntentID)
+	assert.Equal(t, "o", rec.ID)
 	assert.Equal(t, 1, rec.Attempt)
-	assert.Equal(t, idempaytest.FakeKey("o"), rec.Key)
+	assert.Equal(t, attemptKey(t, &fake, "o", 1), rec.Key)
 	assert.Equal(t, idempay.StateOpen, rec.State)
 	assert.NotEmpty(t, rec.Fingerprint)
 	assert.False(t, rec.CreatedAt.IsZero())
@@ -510,4 +508,44 @@ func TestFakeChargerDerivesTheAttemptKeyOfABaseKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, ch.Attempt)
 	assert.Equal(t, idempay.AttemptKey("frontend-key-1", 2), ch.Key)
+}
+
+// The one Fault scripts the fake as it scripts the servers: a Post fault
+// charges and loses the answer, and the resume under the same key is
+// answered by the provider's replay; a Pre fault charges nothing.
+func TestFakeChargerFaultThenSuccess(t *testing.T) {
+	t.Parallel()
+	var fake idempaytest.FakeCharger
+	fake.OnIntent("post").Fault(idempaytest.Post)
+	fake.OnIntent("pre").Fault(idempaytest.Pre).Succeed()
+	req := idempaytest.Request("post", 100)
+
+	_, err := fake.Charge(ctx, req)
+	require.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+	ch, err := fake.Charge(ctx, req)
+	require.NoError(t, err)
+	assert.True(t, ch.Replayed)
+	assert.Equal(t, idempay.ReplayFromServer, ch.ReplayedFrom, "the provider's stored answer")
+	sent := fake.Sent("post")
+	require.Len(t, sent, 2)
+	assert.Equal(t, sent[0].Key, sent[1].Key, "resumed under the same key")
+
+	_, err = fake.Charge(ctx, idempaytest.Request("pre", 100))
+	require.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err))
+	ch, err = fake.Charge(ctx, idempaytest.Request("pre", 100))
+	require.NoError(t, err)
+	assert.False(t, ch.Replayed, "nothing was charged before")
+
+	// A lost answer, a 500 or a 503 on the last request the client may
+	// send: the client cannot tell that nothing moved.
+	for _, f := range []idempaytest.Fault{idempaytest.Mid, idempaytest.Internal, idempaytest.Unavailable} {
+		id := "fault-" + f.String()
+		fake.OnIntent(id).Fault(f)
+		_, err := fake.Charge(ctx, idempaytest.Request(id, 100))
+		assert.Equal(t, idempay.OutcomeUnknown, idempay.OutcomeOf(err), "%s: %v", f, err)
+		ch, err := fake.Charge(ctx, idempaytest.Request(id, 100))
+		if assert.NoError(t, err, f) {
+			assert.False(t, ch.Replayed, "%s charged nothing", f)
+		}
+	}
 }

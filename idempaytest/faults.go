@@ -2,11 +2,11 @@ package idempaytest
 
 import "github.com/idempay/idempay/idempaytest/fakes"
 
-// Fault is a failure the Server injects into one charge request. The
-// values are the constants below; Fault's String method gives their
-// lower-case names ("pre", "mid", ...). It is the one Fault of every fake
-// (fakes.Fault), so one value scripts the own-API Server and the provider
-// fakes alike.
+// Fault is a failure a fake injects into one request. The values are the
+// constants below; Fault's String method gives their lower-case names
+// ("pre", "mid", ...). It is the one Fault of every fake (fakes.Fault), so
+// one value scripts the own-API Server, the provider fakes and
+// FakeCharger (IntentScript.Fault) alike.
 type Fault = fakes.Fault
 
 // The faults a Server can inject, in the order of a request's life in

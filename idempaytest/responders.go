@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"time"
 
@@ -132,14 +131,7 @@ func UnavailableResponder(retryAfter time.Duration) httpmock.Responder {
 func DropResponder() httpmock.Responder {
 	return func(req *http.Request) (*http.Response, error) {
 		_, _ = readAll(req)
-		if trace := httptrace.ContextClientTrace(req.Context()); trace != nil {
-			if trace.WroteHeaders != nil {
-				trace.WroteHeaders()
-			}
-			if trace.WroteRequest != nil {
-				trace.WroteRequest(httptrace.WroteRequestInfo{})
-			}
-		}
+		arrived(req)
 		return nil, ErrDropped
 	}
 }
@@ -149,6 +141,7 @@ type apiErrorBody struct {
 	Type        string `json:"type"`
 	Code        string `json:"code,omitempty"`
 	DeclineCode string `json:"decline_code,omitempty"`
+	Param       string `json:"param,omitempty"`
 	Message     string `json:"message,omitempty"`
 }
 

@@ -40,7 +40,7 @@ func TestChargeResponderEchoesTheRequest(t *testing.T) {
 	assert.Equal(t, "ch_1", ch.ID)
 	assert.EqualValues(t, 1500, ch.Amount)
 	assert.False(t, ch.Replayed)
-	assert.Equal(t, 1, ch.Attempts)
+	assert.Equal(t, 1, ch.Requests)
 
 	var body map[string]any
 	require.NoError(t, json.Unmarshal(ch.Raw, &body))
@@ -198,7 +198,7 @@ func TestDropResponder(t *testing.T) {
 		ch, err := c.Charge(ctx, idempaytest.Request("order-1", 1500))
 		require.NoError(t, err)
 		assert.Equal(t, idempay.ReplayFromServer, ch.ReplayedFrom)
-		assert.Equal(t, 2, ch.Attempts)
+		assert.Equal(t, 2, ch.Requests)
 		require.Len(t, keys, 2)
 		assert.Equal(t, keys[0], keys[1], "the retry carried the same key")
 	})

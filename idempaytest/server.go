@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/idempay/idempay/internal/faults"
 	"github.com/idempay/idempay/internal/refserver"
 )
 
@@ -53,11 +54,7 @@ type Server struct {
 // Call Close when done.
 func NewServer(opts ...Option) *Server {
 	o := serverOptions{lease: DefaultLease}
-	for _, opt := range opts {
-		if err := opt(&o); err != nil {
-			panic("idempaytest: NewServer: " + err.Error())
-		}
-	}
+	faults.Apply("idempaytest", &o, opts)
 	replay := cmp.Or(o.replayHeader, ReplayHeader)
 	cfg := refserver.Config{
 		Path:              ChargePath,

@@ -98,7 +98,7 @@ func TestServerFaultsAreSurvivedWithOneKey(t *testing.T) {
 				// request; how many 409s fit in the server's lease is load.
 				assert.GreaterOrEqual(t, srv.Requests("order-1"), 2)
 			}
-			assert.Equal(t, ch.Attempts, srv.Requests("order-1"))
+			assert.Equal(t, ch.Requests, srv.Requests("order-1"))
 			assert.Equal(t, 1, srv.Charges("order-1"))
 			assert.Len(t, srv.Keys("order-1"), 1)
 		})

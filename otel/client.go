@@ -22,7 +22,7 @@ const (
 	AttrOutcome      = attribute.Key("idempay.outcome")       // succeeded, pending, failed, unknown
 	AttrReplayed     = attribute.Key("idempay.replayed")      // the answer came from an earlier execution
 	AttrReplayedFrom = attribute.Key("idempay.replayed_from") // server, store, lookup
-	AttrAttempts     = attribute.Key("idempay.requests")      // requests this call sent
+	AttrRequests     = attribute.Key("idempay.requests")      // requests this call sent
 	AttrAttempt      = attribute.Key("idempay.attempt")       // the intent's attempt (a span per operation), or the request's number within the call (a span per request)
 	AttrStatus       = attribute.Key("http.response.status_code")
 )
@@ -121,7 +121,7 @@ func (w *Client) start(ctx context.Context, op string, attrs ...attribute.KeyVal
 		outcome := idempay.OutcomeOf(err)
 		end := append(result, AttrOutcome.String(outcome.String()))
 		if n, ok := requestsIn(err); ok {
-			end = append(end, AttrAttempts.Int(n))
+			end = append(end, AttrRequests.Int(n))
 		}
 		if status := statusOf(err); status != 0 {
 			end = append(end, AttrStatus.Int(status))
@@ -145,7 +145,7 @@ func chargeAttrs(ch *idempay.Charge) []attribute.KeyValue {
 		return []attribute.KeyValue{AttrReplayed.Bool(false)}
 	}
 	return []attribute.KeyValue{AttrReplayed.Bool(ch.Replayed), AttrReplayedFrom.String(string(ch.ReplayedFrom)),
-		AttrAttempt.Int(ch.Attempt), AttrAttempts.Int(ch.Attempts)}
+		AttrAttempt.Int(ch.Attempt), AttrRequests.Int(ch.Requests)}
 }
 
 func opAttrs(op *idempay.Operation) []attribute.KeyValue {
@@ -153,7 +153,7 @@ func opAttrs(op *idempay.Operation) []attribute.KeyValue {
 		return []attribute.KeyValue{AttrReplayed.Bool(false)}
 	}
 	return []attribute.KeyValue{AttrReplayed.Bool(op.Replayed), AttrReplayedFrom.String(string(op.ReplayedFrom)),
-		AttrAttempt.Int(op.Attempt), AttrAttempts.Int(op.Attempts)}
+		AttrAttempt.Int(op.Attempt), AttrRequests.Int(op.Requests)}
 }
 
 func replayedIn(attrs []attribute.KeyValue) bool {
@@ -166,15 +166,15 @@ func replayedIn(attrs []attribute.KeyValue) bool {
 }
 
 // requestsIn is the count of requests a failed or unsettled call sent, as
-// its error reports it (the same count Charge.Attempts gives a success).
+// its error reports it (the same count Charge.Requests gives a success).
 func requestsIn(err error) (int, bool) {
 	var ce *idempay.ChargeError
 	if errors.As(err, &ce) {
-		return ce.Attempts, true
+		return ce.Requests, true
 	}
 	var oe *idempay.OpError
 	if errors.As(err, &oe) {
-		return oe.Attempts, true
+		return oe.Requests, true
 	}
 	return 0, false
 }

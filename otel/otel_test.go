@@ -104,7 +104,7 @@ func TestChargeWithARetryIsOneSpanWithTwoRequestSpans(t *testing.T) {
 	if !a[idempayotel.AttrReplayed].AsBool() || a[idempayotel.AttrReplayedFrom].AsString() != string(idempay.ReplayFromServer) {
 		t.Errorf("replayed %v from %q, want true from server", a[idempayotel.AttrReplayed], a[idempayotel.AttrReplayedFrom].AsString())
 	}
-	if got := a[idempayotel.AttrAttempts].AsInt64(); got != 2 {
+	if got := a[idempayotel.AttrRequests].AsInt64(); got != 2 {
 		t.Errorf("requests %d, want 2", got)
 	}
 	if len(sent) != 2 {
@@ -160,8 +160,8 @@ func TestUnknownOutcomeIsAnErrorSpan(t *testing.T) {
 		}
 		var ce *idempay.ChargeError
 		errors.As(err, &ce)
-		if got := attrs(s.Attributes())[idempayotel.AttrAttempts].AsInt64(); got != int64(ce.Attempts) || got < 2 {
-			t.Errorf("span says %d requests, the error %d", got, ce.Attempts)
+		if got := attrs(s.Attributes())[idempayotel.AttrRequests].AsInt64(); got != int64(ce.Requests) || got < 2 {
+			t.Errorf("span says %d requests, the error %d", got, ce.Requests)
 		}
 		return
 	}

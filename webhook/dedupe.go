@@ -154,7 +154,7 @@ func (d *Deduper) Do(ctx context.Context, eventID string, body []byte, fn func(c
 	// the store lets an owner re-claim its own lease, so one owner for the
 	// whole process would let two concurrent deliveries both run fn.
 	claim, res, err := d.claims.Reserve(ctx, idempay.ReserveRequest{
-		Namespace: d.ns, IntentID: eventID, Attempt: 1, Key: eventID, Fingerprint: fp,
+		Namespace: d.ns, ID: eventID, Attempt: 1, Key: eventID, Fingerprint: fp,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("webhook: reserve event %s: %w", eventID, err)
@@ -202,14 +202,14 @@ func (d *Deduper) run(ctx context.Context, claim *idempay.Claim, fn func(context
 		returned = true
 		_ = d.release(ctx, claim)
 		return fmt.Errorf("%w: event %s: the lease ran out before the handler started: %w",
-			ErrInProgress, claim.Record().IntentID, idempay.ErrLeaseLost)
+			ErrInProgress, claim.Record().ID, idempay.ErrLeaseLost)
 	}
 	err := fn(hctx)
 	returned = true
 	if err == nil {
 		return nil
 	}
-	id := claim.Record().IntentID
+	id := claim.Record().ID
 	herr := &HandlerError{EventID: id, Err: err}
 	if rerr := d.release(ctx, claim); rerr != nil {
 		return errors.Join(herr, fmt.Errorf("webhook: release event %s: %w", id, rerr))

@@ -165,7 +165,7 @@ func TestDeduperCrashedInstanceLeaseExpires(t *testing.T) {
 	d := newDeduper(t, store, clk)
 	// What a killed process leaves: the reservation Do makes, never resolved.
 	_, err := store.Reserve(context.Background(), idempay.ReserveRequest{
-		Namespace: d.Namespace(), IntentID: "evt_1", Attempt: 1, Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
+		Namespace: d.Namespace(), ID: "evt_1", Attempt: 1, Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
 		Owner: "dead:1/x", Lease: time.Minute,
 	})
 	require.NoError(t, err)
@@ -409,7 +409,7 @@ func TestDeduperFailedRecordIsNotRerun(t *testing.T) {
 	_, err := d.Do(context.Background(), "evt_1", eventBody, func(context.Context) error { return errors.New("poison") })
 	require.Error(t, err)
 	require.NoError(t, store.Resolve(context.Background(), idempay.Resolution{
-		Namespace: d.Namespace(), IntentID: "evt_1", Key: "evt_1", State: idempay.StateFailed,
+		Namespace: d.Namespace(), ID: "evt_1", Key: "evt_1", State: idempay.StateFailed,
 	}))
 	var h counter
 	got, err := d.Do(context.Background(), "evt_1", eventBody, h.fn)
@@ -468,7 +468,7 @@ func TestDeduperLateFailureKeepsTheTakeoverLease(t *testing.T) {
 	_, err := d.Do(context.Background(), "evt_1", eventBody, func(context.Context) error {
 		clk.Advance(time.Minute)                                                // the lease runs out while the handler is still busy...
 		res, err := store.Reserve(context.Background(), idempay.ReserveRequest{ // ...and another instance takes over
-			Namespace: d.Namespace(), IntentID: "evt_1", Attempt: 1, Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
+			Namespace: d.Namespace(), ID: "evt_1", Attempt: 1, Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
 			Owner: "other/1", Lease: time.Minute,
 		})
 		require.NoError(t, err)
@@ -498,7 +498,7 @@ func TestDeduperLeaseIgnoresTheInstancesClock(t *testing.T) {
 	boom := errors.New("boom")
 	_, err := d.Do(context.Background(), "evt_1", eventBody, func(context.Context) error {
 		res, err := store.Reserve(context.Background(), idempay.ReserveRequest{
-			Namespace: d.Namespace(), IntentID: "evt_1", Attempt: 1, Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
+			Namespace: d.Namespace(), ID: "evt_1", Attempt: 1, Key: "evt_1", Fingerprint: webhook.BodyFingerprint(eventBody),
 			Owner: "other/1", Lease: time.Minute,
 		})
 		require.NoError(t, err)

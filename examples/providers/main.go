@@ -83,7 +83,7 @@ func charge(t target, store idempay.KeyStore) error {
 		switch idempay.OutcomeOf(err) {
 		case idempay.OutcomeSucceeded:
 			fmt.Printf("%s call %d: succeeded %s %d %s key=%s requests=%d replayed=%v\n", t.name, i+1, ch.ID,
-				ch.Amount, ch.Currency, ch.Key, ch.Attempts, ch.Replayed)
+				ch.Amount, ch.Currency, ch.Key, ch.Requests, ch.Replayed)
 		case idempay.OutcomePending:
 			// 3-D Secure, an offsite method, a 2C2P payment page: the
 			// customer acts there; a later Charge or Settle learns how it ended.

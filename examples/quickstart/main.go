@@ -109,12 +109,12 @@ func printRow(w *tabwriter.Writer, intent string, call int, ch *idempay.Charge, 
 	var ce *idempay.ChargeError
 	switch {
 	case ch != nil:
-		key, requests = ch.Key, ch.Attempts
+		key, requests = ch.Key, ch.Requests
 		if ch.Replayed {
 			from = string(ch.ReplayedFrom)
 		}
 	case errors.As(err, &ce):
-		key, requests = ce.Key, ce.Attempts
+		key, requests = ce.Key, ce.Requests
 	}
 	outcome := idempay.OutcomeOf(err).String()
 	if ch != nil {

@@ -24,8 +24,8 @@ const (
 	// CapturedBeyondAuthorization: an authorisation captured beyond its
 	// amount.
 	CapturedBeyondAuthorization
-	// CapturedAndCancelled: an authorisation both captured and cancelled.
-	CapturedAndCancelled
+	// CapturedAndCanceled: an authorisation both captured and cancelled.
+	CapturedAndCanceled
 	// CapturedNonAuthorization: a capture or cancel of a charge that was
 	// captured when it was made.
 	CapturedNonAuthorization
@@ -85,7 +85,7 @@ func (v Violation) String() string {
 		return fmt.Sprintf("%s: authorisation %s captured %d times under keys %q", who, v.ChargeID, len(v.IDs), v.Keys)
 	case CapturedBeyondAuthorization:
 		return fmt.Sprintf("%s: authorisation %s captured %d, more than the %d authorised", who, v.ChargeID, v.Amount, v.Limit)
-	case CapturedAndCancelled:
+	case CapturedAndCanceled:
 		return fmt.Sprintf("%s: authorisation %s both captured and cancelled", who, v.ChargeID)
 	case CapturedNonAuthorization:
 		return fmt.Sprintf("%s: %s captured or cancelled, but it was captured when charged", who, v.ChargeID)
@@ -257,7 +257,7 @@ func chargeOps(c Charge, g []Op) []Violation {
 			v = append(v, opViolation(CapturedTwice, captures, Violation{}))
 		}
 		if len(captures) > 0 && len(cancels) > 0 {
-			v = append(v, opViolation(CapturedAndCancelled, append(captures, cancels...), Violation{}))
+			v = append(v, opViolation(CapturedAndCanceled, append(captures, cancels...), Violation{}))
 		}
 		if captured > c.Amount {
 			v = append(v, opViolation(CapturedBeyondAuthorization, captures, Violation{Amount: captured, Limit: c.Amount}))

@@ -88,7 +88,7 @@ func TestCheckCatchesEachViolation(t *testing.T) {
 			[]fakes.Charge{charge("ch_1", "o1", "k1", 1000, true)},
 			[]fakes.Op{op(fakes.OpCapture, "ch_1", "cp-1", "ch_1", "o1", "a", 100, fakes.OpSucceeded),
 				op(fakes.OpCancel, "ch_1", "cn-1", "ch_1", "o1", "b", 1000, fakes.OpSucceeded)},
-			fakes.CapturedAndCancelled, `both captured and cancelled`},
+			fakes.CapturedAndCanceled, `both captured and cancelled`},
 		{"capture of a captured charge",
 			[]fakes.Charge{charge("ch_1", "o1", "k1", 1000, false)},
 			[]fakes.Op{op(fakes.OpCapture, "ch_1", "cp-1", "ch_1", "o1", "a", 100, fakes.OpSucceeded)},

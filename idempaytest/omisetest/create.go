@@ -71,7 +71,7 @@ func (s *Server) process(w http.ResponseWriter, account, key string, p createPar
 }
 
 // neighbour makes another integration's charge on the account when
-// WithNeighbours says one is due.
+// WithNeighbors says one is due.
 func (s *Server) neighbour(account string) {
 	if s.cfg.neighbours <= 0 {
 		return

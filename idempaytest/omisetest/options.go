@@ -80,22 +80,16 @@ func WithFaultRates(r fakes.Rates, seed uint64) Option {
 // creation: a lagging list, or a charge still being created when the list
 // is read. It is refused if d is negative.
 func WithListDelay(d time.Duration) Option {
-	return func(c *config) error {
-		if d < 0 {
-			return errors.New("list delay is negative")
-		}
-		c.listDelay = d
-		return nil
-	}
+	return func(c *config) error { return faults.SetDelay(&c.listDelay, d, "list delay") }
 }
 
-// WithNeighbours makes the account busy with another integration: every
+// WithNeighbors makes the account busy with another integration: every
 // n-th charge request that reaches processing is preceded by a charge that
 // integration makes on the same account, in the shape of Omise's recorded
 // charges (metadata with numbers and booleans, no idempay tags, some
 // declined). Lookups by listing must read past them. It is refused if n is
 // not positive.
-func WithNeighbours(n int) Option {
+func WithNeighbors(n int) Option {
 	return func(c *config) error {
 		if n <= 0 {
 			return errors.New("neighbours must be positive")
@@ -129,13 +123,7 @@ func WithPendingRefunds() Option {
 // WithHook calls hook for every POST as it arrives, before any fault, on
 // the handler's goroutine. It is refused if hook is nil.
 func WithHook(hook func(RequestInfo)) Option {
-	return func(c *config) error {
-		if hook == nil {
-			return errors.New("hook is nil")
-		}
-		c.hook = hook
-		return nil
-	}
+	return func(c *config) error { return faults.SetHook(&c.hook, hook) }
 }
 
 // WithTest ties the server to t: when t ends the server is closed (its

@@ -1,10 +1,10 @@
 package omisetest
 
 import (
-	"crypto/rand"
-	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // apiError is Omise's error body.
@@ -52,13 +52,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 // answer writes a 200 JSON answer.
 func answer(w http.ResponseWriter, v any) { writeJSON(w, http.StatusOK, mustJSON(v)) }
 
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic("omisetest: " + err.Error())
-	}
-	return b
-}
+func mustJSON(v any) []byte { return faults.MustJSON(v) }
 
 // newID returns an Omise-like test-mode ID.
-func newID(prefix string) string { return prefix + "_test_" + strings.ToLower(rand.Text()[:19]) }
+func newID(prefix string) string { return strings.ToLower(faults.NewID(prefix+"_test_", 19)) }

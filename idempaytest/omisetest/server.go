@@ -35,7 +35,7 @@ type Server struct {
 	lookups *lookupFaults
 
 	// processed counts charge requests that reached processing, for
-	// WithNeighbours.
+	// WithNeighbors.
 	processed                     atomic.Int64
 	retrievals, lists, refundGets atomic.Int64
 }
@@ -55,11 +55,7 @@ func NewServer(opts ...Option) *Server {
 // option is refused.
 func NewUnstartedServer(opts ...Option) *Server {
 	var c config
-	for _, opt := range opts {
-		if err := opt(&c); err != nil {
-			panic("omisetest: NewServer: " + err.Error())
-		}
-	}
+	faults.Apply("omisetest", &c, opts)
 	c.Settings = c.WithDefaults()
 	s := &Server{Script: fakes.NewScript(c.Faults, c.Seed), cfg: c, ledger: &fakes.Ledger{},
 		keys: faults.NewKeyTable(c.Lease, c.Retention), store: newChargeStore(),
@@ -111,7 +107,7 @@ func (s *Server) Complete(id string, succeed bool) bool {
 // Charge returns a copy of a stored charge.
 func (s *Server) Charge(id string) (Charge, bool) { return s.store.get(id) }
 
-// ServeHTTP routes the endpoints the fake serves (see the package doc).
+// ServeHTTP routes the endpoints the fake serves (see README.md).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.cfg.CloseConnections {
 		w.Header().Set("Connection", "close")

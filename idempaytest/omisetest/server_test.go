@@ -1,54 +1,32 @@
 package omisetest
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/internal/faults/faultstest"
 )
 
-type reply struct {
-	status int
-	header http.Header
-	body   map[string]any
-}
+type reply = faultstest.Reply
 
 type client struct {
+	faultstest.Conn
 	t   *testing.T
 	srv *Server
-	url string
-	hc  *http.Client
 }
 
 func newClient(t *testing.T, opts ...Option) *client {
 	srv := NewServer(append(opts, WithSecretKey("skey_test"))...)
 	t.Cleanup(srv.Close)
-	return &client{t: t, srv: srv, url: srv.URL, hc: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
+	return &client{Conn: faultstest.NewConn(srv.URL), t: t, srv: srv}
 }
 
 func (c *client) do(method, path, key string, form url.Values, user, pass string) (reply, error) {
-	c.t.Helper()
-	r, _ := http.NewRequest(method, c.url+path, strings.NewReader(form.Encode()))
-	r.SetBasicAuth(user, pass)
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if key != "" {
-		r.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := c.hc.Do(r)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var body map[string]any
-	_ = json.Unmarshal(raw, &body)
-	return reply{resp.StatusCode, resp.Header, body}, nil
+	return c.Do(method, path, key, form, func(r *http.Request) { r.SetBasicAuth(user, pass) })
 }
 
 func (c *client) charge(key string, form url.Values) reply {
@@ -77,8 +55,8 @@ func TestBasicAuth(t *testing.T) {
 	c := newClient(t)
 	for _, cred := range [][2]string{{"skey_wrong", ""}, {"skey_test", "password"}, {"", ""}} {
 		r, err := c.do(http.MethodPost, "/charges", "", pay("o", "tokn_1"), cred[0], cred[1])
-		if err != nil || r.status != 401 || r.body["code"] != "authentication_failure" || r.body["object"] != "error" {
-			t.Errorf("%v: %v %d %v", cred, err, r.status, r.body["code"])
+		if err != nil || r.Status != 401 || r.Body["code"] != "authentication_failure" || r.Body["object"] != "error" {
+			t.Errorf("%v: %v %d %v", cred, err, r.Status, r.Body["code"])
 		}
 	}
 }
@@ -86,8 +64,8 @@ func TestBasicAuth(t *testing.T) {
 func TestDeclineIsFailedCharge(t *testing.T) {
 	c := newClient(t)
 	r := c.charge("", pay("o", "tokn_test_decline"))
-	if r.status != 200 || r.body["status"] != "failed" || r.body["failure_code"] != "insufficient_fund" {
-		t.Fatalf("%d %v", r.status, r.body)
+	if r.Status != 200 || r.Body["status"] != "failed" || r.Body["failure_code"] != "insufficient_fund" {
+		t.Fatalf("%d %v", r.Status, r.Body)
 	}
 	if c.srv.Ledger().Len() != 0 {
 		t.Error("a decline charged")
@@ -96,11 +74,11 @@ func TestDeclineIsFailedCharge(t *testing.T) {
 
 func TestTokenIsSingleUse(t *testing.T) {
 	c := newClient(t)
-	if r := c.charge("", pay("o", "tokn_1")); r.body["status"] != "successful" {
-		t.Fatalf("first: %v", r.body)
+	if r := c.charge("", pay("o", "tokn_1")); r.Body["status"] != "successful" {
+		t.Fatalf("first: %v", r.Body)
 	}
-	if r := c.charge("", pay("o", "tokn_1")); r.status != 400 || r.body["code"] != "used_token" {
-		t.Fatalf("second: %d %v", r.status, r.body["code"])
+	if r := c.charge("", pay("o", "tokn_1")); r.Status != 400 || r.Body["code"] != "used_token" {
+		t.Fatalf("second: %d %v", r.Status, r.Body["code"])
 	}
 	if c.srv.Ledger().Count("o") != 1 {
 		t.Error("charged twice")
@@ -133,18 +111,18 @@ func TestIdempotencyKey(t *testing.T) {
 
 	h := newClient(t, WithIdempotencyKeys())
 	a, b := h.charge("k", f), h.charge("k", f)
-	if a.body["id"] != b.body["id"] || h.srv.Ledger().Count("o") != 1 {
+	if a.Body["id"] != b.Body["id"] || h.srv.Ledger().Count("o") != 1 {
 		t.Fatalf("honoured keys charged %d times", h.srv.Ledger().Count("o"))
 	}
 	for _, name := range []string{"Idempotent-Replayed", "Idempotency-Replayed"} {
-		if b.header.Get(name) != "" {
+		if b.Header.Get(name) != "" {
 			t.Errorf("replay header %s sent", name)
 		}
 	}
 	other := pay("o", "card_2")
 	other.Set("customer", "cust_1")
-	if r := h.charge("k", other); r.status != 422 {
-		t.Errorf("other parameters under a key: %d", r.status)
+	if r := h.charge("k", other); r.Status != 422 {
+		t.Errorf("other parameters under a key: %d", r.Status)
 	}
 }
 
@@ -157,8 +135,8 @@ func TestPostFaultChargesThenDrops(t *testing.T) {
 	if c.srv.Ledger().Count("o") != 1 {
 		t.Fatal("the Post fault did not charge")
 	}
-	if r := c.charge("", pay("o", "tokn_1")); r.body["code"] != "used_token" {
-		t.Fatalf("resend: %v", r.body)
+	if r := c.charge("", pay("o", "tokn_1")); r.Body["code"] != "used_token" {
+		t.Fatalf("resend: %v", r.Body)
 	}
 }
 
@@ -168,49 +146,49 @@ func TestListAndRetrieve(t *testing.T) {
 	var ids []string
 	for i := range 5 {
 		r := c.charge("", pay("o", "tokn_"+string(rune('a'+i))))
-		ids = append(ids, r.body["id"].(string))
+		ids = append(ids, r.Body["id"].(string))
 		clock.Advance(time.Second)
 	}
-	if r := c.get("/charges"); r.body["total"] != float64(0) {
-		t.Fatalf("listed before ListDelay: %v", r.body["total"])
+	if r := c.get("/charges"); r.Body["total"] != float64(0) {
+		t.Fatalf("listed before ListDelay: %v", r.Body["total"])
 	}
 	clock.Advance(time.Minute)
 	r := c.get("/charges?limit=2&offset=1&order=chronological&from=2026-01-01T00:00:01Z")
-	data := r.body["data"].([]any)
-	if r.body["total"] != float64(4) || len(data) != 2 || data[0].(map[string]any)["id"] != ids[2] {
-		t.Fatalf("page: total %v, %d items", r.body["total"], len(data))
+	data := r.Body["data"].([]any)
+	if r.Body["total"] != float64(4) || len(data) != 2 || data[0].(map[string]any)["id"] != ids[2] {
+		t.Fatalf("page: total %v, %d items", r.Body["total"], len(data))
 	}
 	r = c.get("/charges?order=reverse_chronological&limit=1")
-	if r.body["data"].([]any)[0].(map[string]any)["id"] != ids[4] {
+	if r.Body["data"].([]any)[0].(map[string]any)["id"] != ids[4] {
 		t.Fatal("reverse order")
 	}
-	if r := c.get("/charges/" + ids[0]); r.status != 200 || r.body["id"] != ids[0] {
-		t.Fatalf("retrieve: %d", r.status)
+	if r := c.get("/charges/" + ids[0]); r.Status != 200 || r.Body["id"] != ids[0] {
+		t.Fatalf("retrieve: %d", r.Status)
 	}
-	if r := c.get("/charges/chrg_nope"); r.status != 404 || r.body["code"] != "not_found" {
-		t.Fatalf("missing: %d %v", r.status, r.body["code"])
+	if r := c.get("/charges/chrg_nope"); r.Status != 404 || r.Body["code"] != "not_found" {
+		t.Fatalf("missing: %d %v", r.Status, r.Body["code"])
 	}
 }
 
 func TestPendingThenComplete(t *testing.T) {
 	c := newClient(t)
 	r := c.charge("", pay("o", "tokn_3ds"))
-	if r.body["status"] != "pending" || r.body["authorize_uri"] == nil {
-		t.Fatalf("3ds: %v", r.body)
+	if r.Body["status"] != "pending" || r.Body["authorize_uri"] == nil {
+		t.Fatalf("3ds: %v", r.Body)
 	}
-	id := r.body["id"].(string)
+	id := r.Body["id"].(string)
 	if !c.srv.Complete(id, true) || c.srv.Complete(id, true) {
 		t.Fatal("Complete should finish a pending charge once")
 	}
-	if c.get("/charges/" + id).body["status"] != "successful" || c.srv.Ledger().Count("o") != 1 {
+	if c.get("/charges/" + id).Body["status"] != "successful" || c.srv.Ledger().Count("o") != 1 {
 		t.Fatal("not successful after completion")
 	}
 }
 
 func TestLookupFailures(t *testing.T) {
 	c := newClient(t, WithLookupFailures(1))
-	if r := c.get("/charges"); r.status != 503 {
-		t.Fatalf("list: %d", r.status)
+	if r := c.get("/charges"); r.Status != 503 {
+		t.Fatalf("list: %d", r.Status)
 	}
 	if err := c.srv.SetLookupFailures(2); err == nil {
 		t.Fatal("a rate above 1 was accepted")
@@ -218,20 +196,20 @@ func TestLookupFailures(t *testing.T) {
 	if err := c.srv.SetLookupFailures(0); err != nil {
 		t.Fatal(err)
 	}
-	if r := c.get("/charges"); r.status != 200 {
-		t.Fatalf("list: %d", r.status)
+	if r := c.get("/charges"); r.Status != 200 {
+		t.Fatalf("list: %d", r.Status)
 	}
 }
 
-// With Neighbours, another integration's charges share the account, in
+// With neighbors, another integration's charges share the account, in
 // the shape of Omise's recorded ones: numbers and booleans in metadata.
-func TestNeighbours(t *testing.T) {
-	c := newClient(t, WithNeighbours(2))
+func TestNeighbors(t *testing.T) {
+	c := newClient(t, WithNeighbors(2))
 	for i := range 4 {
 		c.charge("", pay(fmt.Sprintf("n%d", i), fmt.Sprintf("tokn_test_n%d", i)))
 	}
 	page := c.get("/charges?limit=100")
-	data, _ := page.body["data"].([]any)
+	data, _ := page.Body["data"].([]any)
 	numeric := 0
 	for _, raw := range data {
 		meta, _ := raw.(map[string]any)["metadata"].(map[string]any)

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"regexp"
 	"sync"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // connectHeader names the connected account a request acts on (Stripe
@@ -20,7 +22,7 @@ func connected(w http.ResponseWriter, r *http.Request) bool {
 	if acct == "" || connectedID.MatchString(acct) {
 		return true
 	}
-	writeError(w, http.StatusForbidden, &apiError{Type: typeInvalid, Code: "account_invalid",
+	writeError(w, http.StatusForbidden, &apiError{Type: faults.TypeInvalid, Code: "account_invalid",
 		Message: "The provided key does not have access to account '" + acct + "' (or that account does not exist)."})
 	return false
 }

@@ -1,8 +1,6 @@
 package stripetest
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,24 +12,16 @@ import (
 // ("" for none).
 func (c *client) as(account, method, path, key string, form url.Values) reply {
 	c.t.Helper()
-	r, _ := http.NewRequest(method, c.url+path, strings.NewReader(form.Encode()))
-	r.Header.Set("Authorization", "Bearer sk_test")
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if account != "" {
-		r.Header.Set("Stripe-Account", account)
-	}
-	if key != "" {
-		r.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := c.hc.Do(r)
+	r, err := c.Do(method, path, key, form, func(r *http.Request) {
+		r.Header.Set("Authorization", "Bearer sk_test")
+		if account != "" {
+			r.Header.Set("Stripe-Account", account)
+		}
+	})
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var body map[string]any
-	_ = json.Unmarshal(raw, &body)
-	return reply{resp.StatusCode, resp.Header, body}
+	return r
 }
 
 // Stripe-Account (Connect) makes the request act on that connected
@@ -43,25 +33,25 @@ func TestConnectedAccounts(t *testing.T) {
 	var seen []string
 	c := newClient(t, WithHook(func(in RequestInfo) { mu.Lock(); seen = append(seen, in.Account); mu.Unlock() }))
 	a := c.as("acct_A", http.MethodPost, "/v1/payment_intents", "k1", pay("o1"))
-	if a.status != 200 {
-		t.Fatalf("charge on acct_A: %d %v", a.status, a.body)
+	if a.Status != 200 {
+		t.Fatalf("charge on acct_A: %d %v", a.Status, a.Body)
 	}
-	id := a.body["id"].(string)
-	if r := c.as("acct_A", http.MethodGet, "/v1/payment_intents/"+id, "", nil); r.status != 200 {
-		t.Fatalf("acct_A retrieves its own: %d", r.status)
+	id := a.Body["id"].(string)
+	if r := c.as("acct_A", http.MethodGet, "/v1/payment_intents/"+id, "", nil); r.Status != 200 {
+		t.Fatalf("acct_A retrieves its own: %d", r.Status)
 	}
 	for _, other := range []string{"acct_B", ""} {
-		if r := c.as(other, http.MethodGet, "/v1/payment_intents/"+id, "", nil); r.status != 404 {
-			t.Fatalf("%q sees acct_A's PaymentIntent: %d", other, r.status)
+		if r := c.as(other, http.MethodGet, "/v1/payment_intents/"+id, "", nil); r.Status != 404 {
+			t.Fatalf("%q sees acct_A's PaymentIntent: %d", other, r.Status)
 		}
 	}
 	// The same key on another account is another request.
-	if b := c.as("acct_B", http.MethodPost, "/v1/payment_intents", "k1", pay("o1")); b.status != 200 || b.body["id"] == id ||
-		b.header.Get("Idempotent-Replayed") != "" {
-		t.Fatalf("acct_B under acct_A's key: %d %v", b.status, b.body)
+	if b := c.as("acct_B", http.MethodPost, "/v1/payment_intents", "k1", pay("o1")); b.Status != 200 || b.Body["id"] == id ||
+		b.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("acct_B under acct_A's key: %d %v", b.Status, b.Body)
 	}
-	if r := c.as("not-an-account", http.MethodGet, "/v1/payment_intents/"+id, "", nil); r.status != 403 {
-		t.Fatalf("a malformed Stripe-Account: %d %v", r.status, r.body)
+	if r := c.as("not-an-account", http.MethodGet, "/v1/payment_intents/"+id, "", nil); r.Status != 403 {
+		t.Fatalf("a malformed Stripe-Account: %d %v", r.Status, r.Body)
 	}
 	if got := c.srv.Ledger().Count("o1"); got != 2 {
 		t.Fatalf("books: %d charges of o1, want one per account", got)

@@ -70,7 +70,7 @@ func (s *Server) admit(w http.ResponseWriter, g *faults.Gate, id string, in faul
 	account, ok := s.account(in.Request)
 	switch {
 	case !ok:
-		s.fail(w, g, id, http.StatusUnauthorized, &apiError{Type: typeInvalid, Message: "Invalid API Key provided."})
+		s.fail(w, g, id, http.StatusUnauthorized, &apiError{Type: faults.TypeInvalid, Message: "Invalid API Key provided."})
 		return "", false
 	case bodyErr != nil:
 		s.fail(w, g, id, http.StatusBadRequest, invalidParam("", "The request body could not be parsed."))
@@ -94,7 +94,7 @@ func (s *Server) execute(w http.ResponseWriter, g *faults.Gate, account string, 
 	fp := in.Request.URL.Path + "?" + in.Form.Encode()
 	s.keys.Execute(account, in.Key, fp, s.now(), faults.Outcomes{
 		Mismatch: func() {
-			s.fail(w, g, id, http.StatusBadRequest, &apiError{Type: typeIdempotency,
+			s.fail(w, g, id, http.StatusBadRequest, &apiError{Type: faults.TypeIdempotency,
 				Message: "Keys for idempotent requests can only be used with the same parameters they were first used with."})
 		},
 		InUse:  func() { s.inUse(w, g, id) },
@@ -112,14 +112,14 @@ func (s *Server) crash(w http.ResponseWriter, g *faults.Gate, id string, f fakes
 }
 
 func internalError() faults.Stored {
-	return faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: typeAPI,
+	return faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: faults.TypeAPI,
 		Message: "An unknown error occurred while processing the request."}).body()}
 }
 
 func (s *Server) inUse(w http.ResponseWriter, g *faults.Gate, id string) {
 	// As Stripe answers it (a recorded 409: type invalid_request_error, not
 	// idempotency_error, which is the key used with other parameters).
-	s.fail(w, g, id, http.StatusConflict, &apiError{Type: typeInvalid, Code: "idempotency_key_in_use",
+	s.fail(w, g, id, http.StatusConflict, &apiError{Type: faults.TypeInvalid, Code: "idempotency_key_in_use",
 		Message: "There is currently another in-progress request using this Idempotent Key (that probably means you " +
 			"submitted twice, and the other request is still going through). Please try again later."})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // PaymentIntent is the fake's PaymentIntent, in Stripe's JSON shape (the
@@ -104,7 +105,7 @@ func newIntent(p createParams, account, key string, now time.Time) (*PaymentInte
 	case !p.confirm:
 		pi.Status = "requires_payment_method"
 	case strings.Contains(pm, "decline"):
-		e := &apiError{Type: typeCard, Code: "card_declined", DeclineCode: "generic_decline", Param: "payment_method",
+		e := &apiError{Type: faults.TypeCard, Code: "card_declined", DeclineCode: "generic_decline", Param: "payment_method",
 			Message: "Your card was declined.", DocURL: "https://stripe.com/docs/error-codes/card-declined",
 			Charge: *pi.LatestCharge}
 		if strings.Contains(pm, "insufficient") {
@@ -210,7 +211,7 @@ func (st *intentStore) complete(id string, succeed bool, now time.Time, ledger *
 	pi.NextAction = nil
 	if !succeed {
 		pi.Status = "requires_payment_method"
-		pi.LastPaymentError = &apiError{Type: typeCard, Code: "payment_intent_authentication_failure",
+		pi.LastPaymentError = &apiError{Type: faults.TypeCard, Code: "payment_intent_authentication_failure",
 			Message: "The provided payment method has failed authentication."}
 		return true
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // lookup starts every GET: counted on n, authenticated. It returns the
@@ -17,7 +18,7 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request, n *atomic.Int64)
 	n.Add(1)
 	account, ok := s.account(r)
 	if !ok {
-		writeError(w, http.StatusUnauthorized, &apiError{Type: typeInvalid, Message: "Invalid API Key provided."})
+		writeError(w, http.StatusUnauthorized, &apiError{Type: faults.TypeInvalid, Message: "Invalid API Key provided."})
 	}
 	return account, ok
 }
@@ -31,7 +32,7 @@ func (s *Server) handleRetrieve(w http.ResponseWriter, r *http.Request, id strin
 	}
 	pi, found := s.intents.get(id)
 	if !found || pi.account != account {
-		writeError(w, http.StatusNotFound, &apiError{Type: typeInvalid, Code: "resource_missing", Param: "intent",
+		writeError(w, http.StatusNotFound, &apiError{Type: faults.TypeInvalid, Code: "resource_missing", Param: "intent",
 			Message: "No such payment_intent: '" + id + "'"})
 		return
 	}
@@ -101,7 +102,7 @@ func (s *Server) handleListRefunds(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 100 {
-			writeError(w, http.StatusBadRequest, &apiError{Type: typeInvalid, Code: "parameter_invalid_integer",
+			writeError(w, http.StatusBadRequest, &apiError{Type: faults.TypeInvalid, Code: "parameter_invalid_integer",
 				Param: "limit", Message: "Invalid integer: " + v})
 			return
 		}
@@ -114,7 +115,7 @@ func (s *Server) handleListRefunds(w http.ResponseWriter, r *http.Request) {
 	if after := q.Get("starting_after"); after != "" {
 		i := slices.IndexFunc(all, func(re Refund) bool { return re.ID == after })
 		if i < 0 {
-			writeError(w, http.StatusBadRequest, &apiError{Type: typeInvalid, Code: "resource_missing",
+			writeError(w, http.StatusBadRequest, &apiError{Type: faults.TypeInvalid, Code: "resource_missing",
 				Param: "starting_after", Message: "No such refund: '" + after + "'"})
 			return
 		}
@@ -138,7 +139,7 @@ func (s *Server) handleRetrieveRefund(w http.ResponseWriter, r *http.Request, id
 	}
 	re, found := s.intents.refund(id)
 	if !found || re.account != account {
-		writeError(w, http.StatusNotFound, &apiError{Type: typeInvalid, Code: "resource_missing", Param: "id",
+		writeError(w, http.StatusNotFound, &apiError{Type: faults.TypeInvalid, Code: "resource_missing", Param: "id",
 			Message: "No such refund: '" + id + "'"})
 		return
 	}

@@ -3,6 +3,8 @@ package stripetest
 import (
 	"net/url"
 	"strconv"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // opParams is a validated refund, capture or cancel body.
@@ -44,7 +46,7 @@ func parseRefund(form url.Values) (opParams, *apiError) {
 	p.metadata = md
 	switch {
 	case p.paymentIntent == "" && p.charge == "":
-		return p, &apiError{Type: typeInvalid, Code: "parameter_missing", Param: "payment_intent",
+		return p, &apiError{Type: faults.TypeInvalid, Code: "parameter_missing", Param: "payment_intent",
 			Message: "One of the following params should be provided for this request: payment_intent or charge."}
 	case p.paymentIntent != "" && p.charge != "":
 		return p, invalidParam("charge", "You cannot provide both charge and payment_intent.")
@@ -92,7 +94,7 @@ func parseCancel(form url.Values) (opParams, *apiError) {
 func (p *opParams) setAmount(name, v string) *apiError {
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || n < 1 {
-		return &apiError{Type: typeInvalid, Code: "parameter_invalid_integer", Param: name, Message: "Invalid positive integer"}
+		return &apiError{Type: faults.TypeInvalid, Code: "parameter_invalid_integer", Param: name, Message: "Invalid positive integer"}
 	}
 	p.amount = n
 	return nil

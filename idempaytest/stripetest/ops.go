@@ -90,7 +90,7 @@ func (s *Server) target(typ fakes.OpType, account, piID string, p opParams) (str
 	if typ == fakes.OpRefund && p.charge != "" {
 		id, ok := s.intents.byCharge(account, p.charge)
 		if !ok {
-			return "", &apiError{Type: typeInvalid, Code: "resource_missing", Param: "charge",
+			return "", &apiError{Type: faults.TypeInvalid, Code: "resource_missing", Param: "charge",
 				Message: "No such charge: '" + p.charge + "'"}
 		}
 		piID = id
@@ -100,7 +100,7 @@ func (s *Server) target(typ fakes.OpType, account, piID string, p opParams) (str
 		if typ == fakes.OpRefund {
 			param = "payment_intent"
 		}
-		return "", &apiError{Type: typeInvalid, Code: "resource_missing", Param: param,
+		return "", &apiError{Type: faults.TypeInvalid, Code: "resource_missing", Param: param,
 			Message: "No such payment_intent: '" + piID + "'"}
 	}
 	return piID, nil
@@ -113,7 +113,7 @@ func refused(e *apiError) faults.Decision {
 }
 
 func unexpectedState(msg string) *apiError {
-	return &apiError{Type: typeInvalid, Code: "payment_intent_unexpected_state", Message: msg}
+	return &apiError{Type: faults.TypeInvalid, Code: "payment_intent_unexpected_state", Message: msg}
 }
 
 func money(amount int64, currency string) string {
@@ -125,18 +125,18 @@ func money(amount int64, currency string) string {
 func (s *Server) decideRefund(c opCall) faults.Decision {
 	b, pi := c.b, c.pi
 	if !c.found {
-		return refused(&apiError{Type: typeInvalid, Code: "charge_not_refundable", Param: "payment_intent",
+		return refused(&apiError{Type: faults.TypeInvalid, Code: "charge_not_refundable", Param: "payment_intent",
 			Message: "This PaymentIntent (" + pi.ID + ") does not have a successful charge to refund."})
 	}
 	amount := cmp.Or(c.p.amount, b.Refundable())
 	switch prob := b.Problem(fakes.OpRefund, amount); {
 	case amount == 0 || (prob == fakes.RefundExceeds && b.Refundable() == 0 && !s.cfg.Lenient):
-		return refused(&apiError{Type: typeInvalid, Code: "charge_already_refunded",
+		return refused(&apiError{Type: faults.TypeInvalid, Code: "charge_already_refunded",
 			Message: "Charge " + deref(pi.LatestCharge) + " has already been refunded."})
 	case prob == fakes.RefundExceeds && !s.cfg.Lenient:
 		return refused(overRefund(amount, b, pi.Currency))
 	case prob != fakes.NoProblem && !s.cfg.Lenient:
-		return refused(&apiError{Type: typeInvalid, Code: "charge_not_refundable", Param: "payment_intent",
+		return refused(&apiError{Type: faults.TypeInvalid, Code: "charge_not_refundable", Param: "payment_intent",
 			Message: "This PaymentIntent (" + pi.ID + ") does not have a successful charge to refund."})
 	}
 	now := s.now()
@@ -165,7 +165,7 @@ func overRefund(amount int64, b fakes.Balance, currency string) *apiError {
 		msg = "Refund amount (" + money(amount, currency) + ") is greater than unrefunded amount on charge (" +
 			money(b.Refundable(), currency) + ")"
 	}
-	return &apiError{Type: typeInvalid, Param: "amount", Message: msg}
+	return &apiError{Type: faults.TypeInvalid, Param: "amount", Message: msg}
 }
 
 // decideCapture decides a capture as Stripe does: of a PaymentIntent in
@@ -179,7 +179,7 @@ func (s *Server) decideCapture(c opCall) faults.Decision {
 	}
 	switch {
 	case prob == fakes.CaptureExceeds && !s.cfg.Lenient:
-		return refused(&apiError{Type: typeInvalid, Code: "amount_too_large", Param: "amount_to_capture",
+		return refused(&apiError{Type: faults.TypeInvalid, Code: "amount_too_large", Param: "amount_to_capture",
 			Message: "The amount_to_capture (" + money(amount, pi.Currency) + ") is greater than the amount capturable (" +
 				money(pi.Amount, pi.Currency) + ")."})
 	case prob != fakes.NoProblem && (!s.cfg.Lenient || !c.found):

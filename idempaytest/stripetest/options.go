@@ -75,13 +75,7 @@ func WithFaultRates(r fakes.Rates, seed uint64) Option {
 // creation: Stripe's search is eventually consistent. It is refused if d
 // is negative.
 func WithSearchDelay(d time.Duration) Option {
-	return func(c *config) error {
-		if d < 0 {
-			return errors.New("search delay is negative")
-		}
-		c.searchDelay = d
-		return nil
-	}
+	return func(c *config) error { return faults.SetDelay(&c.searchDelay, d, "search delay") }
 }
 
 // WithStoredDeclines answers a declined confirmation with a 500 stored
@@ -109,13 +103,7 @@ func WithPendingRefunds() Option {
 // say, that the client stored its key before sending it. It is refused if
 // hook is nil.
 func WithHook(hook func(RequestInfo)) Option {
-	return func(c *config) error {
-		if hook == nil {
-			return errors.New("hook is nil")
-		}
-		c.hook = hook
-		return nil
-	}
+	return func(c *config) error { return faults.SetHook(&c.hook, hook) }
 }
 
 // WithTest ties the server to t: when t ends the server is closed (its

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // createParams is a validated POST /v1/payment_intents body.
@@ -80,7 +82,7 @@ func parseForm(form url.Values, set func(name, v string) *apiError) (map[string]
 
 // unknownParam is Stripe's refusal of a parameter it does not know.
 func unknownParam(name string) *apiError {
-	return &apiError{Type: typeInvalid, Code: "parameter_unknown", Param: name, Message: "Received unknown parameter: " + name}
+	return &apiError{Type: faults.TypeInvalid, Code: "parameter_unknown", Param: name, Message: "Received unknown parameter: " + name}
 }
 
 func (p *createParams) set(name, v string) *apiError {
@@ -123,15 +125,15 @@ func (p *createParams) set(name, v string) *apiError {
 func (p *createParams) check(form url.Values) *apiError {
 	switch {
 	case p.amount == 0:
-		return &apiError{Type: typeInvalid, Code: "parameter_missing", Param: "amount", Message: "Missing required param: amount."}
+		return &apiError{Type: faults.TypeInvalid, Code: "parameter_missing", Param: "amount", Message: "Missing required param: amount."}
 	case p.amount > maxAmount:
-		return &apiError{Type: typeInvalid, Code: "amount_too_large", Param: "amount", Message: "Amount must be no more than 99,999,999"}
+		return &apiError{Type: faults.TypeInvalid, Code: "amount_too_large", Param: "amount", Message: "Amount must be no more than 99,999,999"}
 	case !currencyCode.MatchString(p.currency):
 		return invalidParam("currency", "Invalid currency: %s", p.currency)
 	case p.returnURL != "" && !p.confirm:
 		return invalidParam("return_url", "You can only specify a return_url when confirm is true.")
 	case p.confirm && p.paymentMethod == "":
-		return &apiError{Type: typeInvalid, Code: "payment_intent_unexpected_state", Param: "payment_method",
+		return &apiError{Type: faults.TypeInvalid, Code: "payment_intent_unexpected_state", Param: "payment_method",
 			Message: "You cannot confirm this PaymentIntent because it's missing a payment method."}
 	case p.confirm && p.returnURL == "" && mayRedirect(form):
 		// What Stripe answers when automatic payment methods (its default)
@@ -156,5 +158,5 @@ func mayRedirect(form url.Values) bool {
 }
 
 func invalidParam(param, format string, args ...any) *apiError {
-	return &apiError{Type: typeInvalid, Code: "parameter_invalid", Param: param, Message: fmt.Sprintf(format, args...)}
+	return &apiError{Type: faults.TypeInvalid, Code: "parameter_invalid", Param: param, Message: fmt.Sprintf(format, args...)}
 }

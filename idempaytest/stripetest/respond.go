@@ -1,19 +1,9 @@
 package stripetest
 
 import (
-	"crypto/rand"
-	"encoding/json"
 	"net/http"
 
 	"github.com/idempay/idempay/internal/faults"
-)
-
-// Error types of Stripe's API.
-const (
-	typeInvalid     = "invalid_request_error"
-	typeIdempotency = "idempotency_error"
-	typeCard        = "card_error"
-	typeAPI         = "api_error"
 )
 
 // apiError is the object under "error" in an error body.
@@ -28,11 +18,7 @@ type apiError struct {
 	PaymentIntent *PaymentIntent `json:"payment_intent,omitempty"`
 }
 
-func (e *apiError) body() []byte {
-	return mustJSON(struct {
-		Error *apiError `json:"error"`
-	}{e})
-}
+func (e *apiError) body() []byte { return faults.ErrorBody(e) }
 
 func writeError(w http.ResponseWriter, status int, e *apiError) {
 	writeJSON(w, status, e.body())
@@ -40,13 +26,7 @@ func writeError(w http.ResponseWriter, status int, e *apiError) {
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) { faults.WriteJSON(w, status, body) }
 
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic("stripetest: " + err.Error())
-	}
-	return b
-}
+func mustJSON(v any) []byte { return faults.MustJSON(v) }
 
 // newID returns prefix and 24 random base32 characters, Stripe-like.
-func newID(prefix string) string { return prefix + rand.Text()[:24] }
+func newID(prefix string) string { return faults.NewID(prefix, 24) }

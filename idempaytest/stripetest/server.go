@@ -52,11 +52,7 @@ func NewServer(opts ...Option) *Server {
 // option is refused.
 func NewUnstartedServer(opts ...Option) *Server {
 	var c config
-	for _, opt := range opts {
-		if err := opt(&c); err != nil {
-			panic("stripetest: NewServer: " + err.Error())
-		}
-	}
+	faults.Apply("stripetest", &c, opts)
 	c.Settings = c.WithDefaults()
 	s := &Server{Script: fakes.NewScript(c.Faults, c.Seed), cfg: c, ledger: &fakes.Ledger{},
 		keys: faults.NewKeyTable(c.Lease, c.Retention), intents: newIntentStore()}
@@ -71,7 +67,7 @@ func NewUnstartedServer(opts ...Option) *Server {
 func (s *Server) gate() *faults.Gate {
 	g := s.cfg.Gate(s.Script)
 	g.Unavailable = func(w http.ResponseWriter) {
-		writeJSON(w, http.StatusServiceUnavailable, (&apiError{Type: typeAPI,
+		writeJSON(w, http.StatusServiceUnavailable, (&apiError{Type: faults.TypeAPI,
 			Message: "Stripe is temporarily unavailable."}).body())
 	}
 	g.Mark = func(h http.Header, status int, replayed bool) {
@@ -108,7 +104,7 @@ func (s *Server) Stats() Stats {
 		ByAccount: s.byAccount.snapshot()}
 }
 
-// ServeHTTP routes the endpoints the fake serves (see the package doc).
+// ServeHTTP routes the endpoints the fake serves (see README.md).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Request-Id", newID("req_"))
 	s.byAccount.add(r.Header.Get(connectHeader))
@@ -125,7 +121,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h(w, r)
 		return
 	}
-	writeError(w, http.StatusNotFound, &apiError{Type: typeInvalid,
+	writeError(w, http.StatusNotFound, &apiError{Type: faults.TypeInvalid,
 		Message: "Unrecognized request URL (" + r.Method + ": " + r.URL.Path + ")"})
 }
 

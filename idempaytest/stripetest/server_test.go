@@ -1,8 +1,6 @@
 package stripetest
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -10,46 +8,27 @@ import (
 	"time"
 
 	"github.com/idempay/idempay/idempaytest/fakes"
+	"github.com/idempay/idempay/internal/faults/faultstest"
 )
 
-type reply struct {
-	status int
-	header http.Header
-	body   map[string]any
-}
+type reply = faultstest.Reply
 
 // client posts forms to a fresh fake; every request uses a new connection
 // so that drops reach the test.
 type client struct {
+	faultstest.Conn
 	t   *testing.T
 	srv *Server
-	url string
-	hc  *http.Client
 }
 
 func newClient(t *testing.T, opts ...Option) *client {
 	srv := NewServer(append(opts, WithAPIKey("sk_test"))...)
 	t.Cleanup(srv.Close)
-	return &client{t: t, srv: srv, url: srv.URL, hc: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}}
+	return &client{Conn: faultstest.NewConn(srv.URL), t: t, srv: srv}
 }
 
 func (c *client) do(method, path, key string, form url.Values) (reply, error) {
-	c.t.Helper()
-	r, _ := http.NewRequest(method, c.url+path, strings.NewReader(form.Encode()))
-	r.Header.Set("Authorization", "Bearer sk_test")
-	r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	if key != "" {
-		r.Header.Set("Idempotency-Key", key)
-	}
-	resp, err := c.hc.Do(r)
-	if err != nil {
-		return reply{}, err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var body map[string]any
-	_ = json.Unmarshal(raw, &body)
-	return reply{resp.StatusCode, resp.Header, body}, nil
+	return c.Do(method, path, key, form, func(r *http.Request) { r.Header.Set("Authorization", "Bearer sk_test") })
 }
 
 func (c *client) create(key string, form url.Values) reply {
@@ -58,8 +37,8 @@ func (c *client) create(key string, form url.Values) reply {
 	if err != nil {
 		c.t.Fatalf("create: %v", err)
 	}
-	if r.header.Get("Request-Id") == "" {
-		c.t.Errorf("answer %d without Request-Id", r.status)
+	if r.Header.Get("Request-Id") == "" {
+		c.t.Errorf("answer %d without Request-Id", r.Status)
 	}
 	return r
 }
@@ -71,7 +50,7 @@ func pay(intent string) url.Values {
 }
 
 func errType(r reply) string {
-	e, _ := r.body["error"].(map[string]any)
+	e, _ := r.Body["error"].(map[string]any)
 	s, _ := e["type"].(string)
 	return s
 }
@@ -80,11 +59,11 @@ func TestReplayOfSuccess(t *testing.T) {
 	c := newClient(t)
 	first := c.create("k1", pay("o1"))
 	again := c.create("k1", pay("o1"))
-	if first.status != 200 || again.status != 200 || first.body["id"] != again.body["id"] {
-		t.Fatalf("first %d %v, again %d %v", first.status, first.body["id"], again.status, again.body["id"])
+	if first.Status != 200 || again.Status != 200 || first.Body["id"] != again.Body["id"] {
+		t.Fatalf("first %d %v, again %d %v", first.Status, first.Body["id"], again.Status, again.Body["id"])
 	}
-	if first.header.Get("Idempotent-Replayed") != "" || again.header.Get("Idempotent-Replayed") != "true" {
-		t.Errorf("replay headers: %q then %q", first.header.Get("Idempotent-Replayed"), again.header.Get("Idempotent-Replayed"))
+	if first.Header.Get("Idempotent-Replayed") != "" || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay headers: %q then %q", first.Header.Get("Idempotent-Replayed"), again.Header.Get("Idempotent-Replayed"))
 	}
 	if n := c.srv.Ledger().Count("o1"); n != 1 {
 		t.Errorf("charged %d times", n)
@@ -96,8 +75,8 @@ func TestStoredServerError(t *testing.T) {
 	c := newClient(t)
 	c.srv.FailKey("k1", fakes.Internal)
 	first, again := c.create("k1", pay("o1")), c.create("k1", pay("o1"))
-	if first.status != 500 || again.status != 500 || again.header.Get("Idempotent-Replayed") != "true" {
-		t.Fatalf("got %d then %d (replayed %q)", first.status, again.status, again.header.Get("Idempotent-Replayed"))
+	if first.Status != 500 || again.Status != 500 || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("got %d then %d (replayed %q)", first.Status, again.Status, again.Header.Get("Idempotent-Replayed"))
 	}
 	if c.srv.Ledger().Len() != 0 {
 		t.Error("a 500 charged")
@@ -109,8 +88,8 @@ func TestOtherParametersUnderKey(t *testing.T) {
 	c.create("k1", pay("o1"))
 	other := pay("o1")
 	other.Set("amount", "1600")
-	if r := c.create("k1", other); r.status != 400 || errType(r) != "idempotency_error" {
-		t.Fatalf("got %d %q", r.status, errType(r))
+	if r := c.create("k1", other); r.Status != 400 || errType(r) != "idempotency_error" {
+		t.Fatalf("got %d %q", r.Status, errType(r))
 	}
 }
 
@@ -123,12 +102,12 @@ func TestLeaseAfterCrash(t *testing.T) {
 	if _, err := c.do(http.MethodPost, "/v1/payment_intents", "k1", pay("o1")); err == nil {
 		t.Fatal("the Mid fault answered")
 	}
-	if r := c.create("k1", pay("o1")); r.status != 409 || errType(r) != "invalid_request_error" || errCode(r) != "idempotency_key_in_use" {
-		t.Fatalf("during the lease: %d %v (Stripe: invalid_request_error, code idempotency_key_in_use)", r.status, r.body)
+	if r := c.create("k1", pay("o1")); r.Status != 409 || errType(r) != "invalid_request_error" || errCode(r) != "idempotency_key_in_use" {
+		t.Fatalf("during the lease: %d %v (Stripe: invalid_request_error, code idempotency_key_in_use)", r.Status, r.Body)
 	}
 	clock.Advance(2 * time.Second)
-	if r := c.create("k1", pay("o1")); r.status != 200 || r.header.Get("Idempotent-Replayed") != "" {
-		t.Fatalf("after the lease: %d", r.status)
+	if r := c.create("k1", pay("o1")); r.Status != 200 || r.Header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("after the lease: %d", r.Status)
 	}
 	if c.srv.Ledger().Count("o1") != 1 {
 		t.Error("not charged exactly once")
@@ -140,11 +119,11 @@ func TestValidationNotStored(t *testing.T) {
 	c := newClient(t)
 	bad := pay("o1")
 	bad.Set("capture_method", "later")
-	if r := c.create("k1", bad); r.status != 400 || errType(r) != "invalid_request_error" {
-		t.Fatalf("got %d %q", r.status, errType(r))
+	if r := c.create("k1", bad); r.Status != 400 || errType(r) != "invalid_request_error" {
+		t.Fatalf("got %d %q", r.Status, errType(r))
 	}
-	if r := c.create("k1", pay("o1")); r.status != 200 {
-		t.Fatalf("fixed request: %d", r.status)
+	if r := c.create("k1", pay("o1")); r.Status != 200 {
+		t.Fatalf("fixed request: %d", r.Status)
 	}
 }
 
@@ -160,8 +139,8 @@ func TestParameterRules(t *testing.T) {
 	} {
 		f := pay("o1")
 		mod(f)
-		if r := c.create("", f); r.status != 400 {
-			t.Errorf("%s: got %d, want 400", name, r.status)
+		if r := c.create("", f); r.Status != 400 {
+			t.Errorf("%s: got %d, want 400", name, r.Status)
 		}
 	}
 }
@@ -184,10 +163,10 @@ func TestSearchLagsAndRetrieve(t *testing.T) {
 	search := func() int {
 		q := url.Values{"query": {`metadata['idempay_intent']:'o\'1'`}}
 		r, err := c.do(http.MethodGet, "/v1/payment_intents/search?"+q.Encode(), "", nil)
-		if err != nil || r.status != 200 {
-			t.Fatalf("search: %v %d", err, r.status)
+		if err != nil || r.Status != 200 {
+			t.Fatalf("search: %v %d", err, r.Status)
 		}
-		return len(r.body["data"].([]any))
+		return len(r.Body["data"].([]any))
 	}
 	if n := search(); n != 0 {
 		t.Fatalf("searchable at once: %d", n)
@@ -196,17 +175,17 @@ func TestSearchLagsAndRetrieve(t *testing.T) {
 	if n := search(); n != 1 {
 		t.Fatalf("after the delay: %d", n)
 	}
-	r, err := c.do(http.MethodGet, "/v1/payment_intents/"+id.body["id"].(string), "", nil)
-	if err != nil || r.status != 200 || r.body["status"] != "succeeded" {
-		t.Fatalf("retrieve: %v %d %v", err, r.status, r.body["status"])
+	r, err := c.do(http.MethodGet, "/v1/payment_intents/"+id.Body["id"].(string), "", nil)
+	if err != nil || r.Status != 200 || r.Body["status"] != "succeeded" {
+		t.Fatalf("retrieve: %v %d %v", err, r.Status, r.Body["status"])
 	}
 }
 
 func TestAuthentication(t *testing.T) {
 	c := newClient(t)
-	r, _ := http.NewRequest(http.MethodPost, c.url+"/v1/payment_intents", strings.NewReader(pay("o1").Encode()))
+	r, _ := http.NewRequest(http.MethodPost, c.URL+"/v1/payment_intents", strings.NewReader(pay("o1").Encode()))
 	r.Header.Set("Authorization", "Bearer sk_wrong")
-	resp, err := c.hc.Do(r)
+	resp, err := c.HC.Do(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,16 +199,16 @@ func TestDeclineAndThreeDSecure(t *testing.T) {
 	c := newClient(t)
 	f := pay("d")
 	f.Set("payment_method", "pm_card_chargeDeclined")
-	if r := c.create("k1", f); r.status != 402 || errType(r) != "card_error" {
-		t.Fatalf("decline: %d %q", r.status, errType(r))
+	if r := c.create("k1", f); r.Status != 402 || errType(r) != "card_error" {
+		t.Fatalf("decline: %d %q", r.Status, errType(r))
 	}
 	f = pay("3ds")
 	f.Set("payment_method", "pm_card_threeDSecure2Required")
 	r := c.create("k2", f)
-	if r.body["status"] != "requires_action" {
-		t.Fatalf("3ds: %v", r.body["status"])
+	if r.Body["status"] != "requires_action" {
+		t.Fatalf("3ds: %v", r.Body["status"])
 	}
-	if !c.srv.Complete(r.body["id"].(string), true) || c.srv.Ledger().Count("3ds") != 1 {
+	if !c.srv.Complete(r.Body["id"].(string), true) || c.srv.Ledger().Count("3ds") != 1 {
 		t.Fatal("completing 3-D Secure did not charge")
 	}
 }

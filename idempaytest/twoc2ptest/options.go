@@ -197,13 +197,7 @@ func WithMerchantKey(pub *rsa.PublicKey) Option {
 // fault is drawn or anything is done, on the handler's goroutine. It is
 // refused if hook is nil.
 func WithHook(hook func(RequestInfo)) Option {
-	return func(c *config) error {
-		if hook == nil {
-			return errors.New("hook is nil")
-		}
-		c.hook = hook
-		return nil
-	}
+	return func(c *config) error { return faults.SetHook(&c.hook, hook) }
 }
 
 // WithTest ties the server to t: when t ends the server is closed (its

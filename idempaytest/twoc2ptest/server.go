@@ -77,11 +77,7 @@ func NewServer(opts ...Option) *Server {
 // option is refused.
 func NewUnstartedServer(opts ...Option) *Server {
 	c := config{merchantID: DefaultMerchantID, secret: DefaultSecret, webPaymentBase: DefaultWebPaymentBase}
-	for _, opt := range opts {
-		if err := opt(&c); err != nil {
-			panic("twoc2ptest: NewServer: " + err.Error())
-		}
-	}
+	faults.Apply("twoc2ptest", &c, opts)
 	c.Settings = c.WithDefaults()
 	s := &Server{cfg: c, ledger: &fakes.Ledger{}, keys: faults.NewKeyTable(c.Lease, c.Retention),
 		jose: &joseKeys{merchant: c.merchantKey}, rng: rand.New(rand.NewPCG(c.Seed, 0x2c2f)),

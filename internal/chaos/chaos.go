@@ -59,7 +59,7 @@ type Config struct {
 // Report is what a run saw, for the test's verbose output.
 type Report struct {
 	Intents      int
-	Attempts     int64 // requests counted by the client over both passes
+	Requests     int64 // requests counted by the client over both passes
 	Succeeded    int   // after the first pass
 	Pending      int   // after the first pass: accepted, money not moved yet
 	Unknown      int   // after the first pass
@@ -70,7 +70,7 @@ type Report struct {
 // String is the report on one line, for t.Logf.
 func (r Report) String() string {
 	return fmt.Sprintf("intents=%d attempts=%d succeeded=%d pending=%d unknown=%d settled_on_second_pass=%d replayed=%d",
-		r.Intents, r.Attempts, r.Succeeded, r.Pending, r.Unknown, r.Settled, r.ReplayedSeen)
+		r.Intents, r.Requests, r.Succeeded, r.Pending, r.Unknown, r.Settled, r.ReplayedSeen)
 }
 
 // Run charges every intent with faults on, then the unknown ones again with
@@ -142,7 +142,7 @@ func pass(t testing.TB, cfg Config, intents []int, rep *Report) passResult {
 				ch, err := cfg.Charge(context.Background(), i)
 				attempts, o := check(t, cfg, i, ch, err)
 				mu.Lock()
-				rep.Attempts += int64(attempts)
+				rep.Requests += int64(attempts)
 				ended.by[o] = append(ended.by[o], i)
 				if o == idempay.OutcomeUnknown {
 					ended.errs[i] = err
@@ -167,7 +167,7 @@ func check(t testing.TB, cfg Config, i int, ch *idempay.Charge, err error) (atte
 	o = idempay.OutcomeOf(err)
 	var ce *idempay.ChargeError
 	if errors.As(err, &ce) {
-		attempts = ce.Attempts
+		attempts = ce.Requests
 	}
 	switch {
 	case o == idempay.OutcomeUnknown:
@@ -190,10 +190,10 @@ func check(t testing.TB, cfg Config, i int, ch *idempay.Charge, err error) (atte
 		// A nil error is a success: a charge that is not one is what a
 		// caller who checks only err would ship unpaid.
 		t.Errorf("chaos: intent %s returned a nil error with a %s charge: pending reported as success", id, ch.State)
-		return ch.Attempts, idempay.OutcomeUnknown
+		return ch.Requests, idempay.OutcomeUnknown
 	}
 	if ce == nil {
-		attempts = ch.Attempts
+		attempts = ch.Requests
 	}
 	if ch.IntentID != id {
 		t.Errorf("chaos: charge for %s came back as %s", id, ch.IntentID)

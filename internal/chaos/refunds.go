@@ -61,14 +61,14 @@ type RefundReport struct {
 	Succeeded, Refused      int   // final outcomes
 	Unknown                 int   // refunds unknown after the first pass
 	Settled                 int   // of which the second pass settled
-	Attempts                int64 // requests counted by the clients
+	Requests                int64 // requests counted by the clients
 	Refunded, Charged       int64 // summed over intents
 }
 
 // String is the report on one line.
 func (r RefundReport) String() string {
 	return fmt.Sprintf("intents=%d refunds=%d calls=%d attempts=%d succeeded=%d refused=%d unknown=%d "+
-		"settled_on_second_pass=%d refunded=%d of charged=%d", r.Intents, r.Refunds, r.Calls, r.Attempts,
+		"settled_on_second_pass=%d refunded=%d of charged=%d", r.Intents, r.Refunds, r.Calls, r.Requests,
 		r.Succeeded, r.Refused, r.Unknown, r.Settled, r.Refunded, r.Charged)
 }
 
@@ -180,7 +180,7 @@ func refundPass(t testing.TB, cfg RefundConfig, calls []call, rep *RefundReport)
 				op, err := cfg.Refund(context.Background(), c.client, c.req)
 				o, attempts := judge(t, c.req, op, err)
 				mu.Lock()
-				rep.Attempts += int64(attempts)
+				rep.Requests += int64(attempts)
 				if prev, ok := out[c.req.RefundID]; !ok || prev == idempay.OutcomeUnknown {
 					out[c.req.RefundID] = o
 				}
@@ -200,13 +200,13 @@ func judge(t testing.TB, req idempay.RefundRequest, op *idempay.Operation, err e
 	var oe *idempay.OpError
 	attempts := 0
 	if errors.As(err, &oe) {
-		attempts = oe.Attempts
+		attempts = oe.Requests
 	}
 	switch {
 	case err == nil && (op == nil || op.OpID != req.RefundID || op.IntentID != req.IntentID):
 		t.Errorf("chaos: refund %s answered %+v", req.RefundID, op)
 	case err == nil:
-		attempts = op.Attempts
+		attempts = op.Requests
 	case o == idempay.OutcomeFailed && !errors.Is(err, idempay.ErrRefundExceeds):
 		t.Errorf("chaos: refund %s failed, not as a refusal: %v", req.RefundID, err)
 	}

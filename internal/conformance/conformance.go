@@ -1,8 +1,8 @@
 // Package conformance checks a provider adapter's optional capabilities,
 // each only where the adapter implements it, as testing/fstest.TestFS
-// checks a file system: Refunder, RefundFinder, Capturer, CaptureFinder,
-// Canceller and CancelFinder (see idempay.Provider for the list). For a
-// capability the adapter lacks, it checks that the Client refuses the
+// checks a file system: the refunds, captures and cancels of its
+// idempay.Operator, and their lookups, as Operates says. For a type of
+// operation the adapter does not make, it checks that the Client refuses the
 // operation with idempay.ErrNotSupported before anything is stored.
 //
 // Check runs every rule and returns all the failures joined, so that a
@@ -85,23 +85,20 @@ func rules(p idempay.Provider) []rule {
 		}
 		rs = append(rs, rule{fmt.Sprintf("%s request", t), requestRules(c)},
 			rule{fmt.Sprintf("%s hostile answers", t), hostileRules(c)})
-		if c.find != nil {
+		if c.finds {
 			rs = append(rs, rule{fmt.Sprintf("%s lookup without proof", t), findRules(c)})
-		} else if g, ok := p.(idempay.LookupGuard); ok && g.LookupBeforeResend() {
+		} else if g, ok := p.(idempay.LookupBeforeResender); ok && g.LookupBeforeResend() {
 			rs = append(rs, rule{fmt.Sprintf("%s lookup for a guard", t), func(Subject) error {
-				return fmt.Errorf("the provider does not de-duplicate (LookupGuard) and cannot look a %s up: "+
+				return fmt.Errorf("the provider does not de-duplicate (LookupBeforeResender) and cannot look a %s up: "+
 					"one that may have reached it is never resent", t)
 			}})
 		}
 	}
-	if _, ok := p.(idempay.Refunder); ok {
-		rs = append(rs, rule{"refund through a client", refundFlow})
-	}
-	if _, ok := p.(idempay.Capturer); ok {
-		rs = append(rs, rule{"capture through a client", captureFlow})
-	}
-	if _, ok := p.(idempay.Canceller); ok {
-		rs = append(rs, rule{"cancel through a client", cancelFlow})
+	flows := []func(Subject) error{refundFlow, captureFlow, cancelFlow}
+	for i, t := range []idempay.OpType{idempay.OpRefund, idempay.OpCapture, idempay.OpCancel} {
+		if _, ok := capabilityOf(p, t); ok {
+			rs = append(rs, rule{string(t) + " through a client", flows[i]})
+		}
 	}
 	return rs
 }
@@ -136,7 +133,7 @@ func notSupported(t idempay.OpType) func(Subject) error {
 			return fmt.Errorf("want ErrNotSupported, outcome failed; got %v", opErr)
 		}
 		for rec := range c.UnresolvedOps(ctx, t) {
-			return fmt.Errorf("refused, yet stored %s %q", t, rec.IntentID)
+			return fmt.Errorf("refused, yet stored %s %q", t, rec.ID)
 		}
 		return nil
 	}

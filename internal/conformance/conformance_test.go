@@ -70,18 +70,18 @@ func TestBrokenAdaptersFail(t *testing.T) {
 
 type declinesOn5xx struct{ idempay.OwnAPI }
 
-func (p declinesOn5xx) ReadRefund(resp *http.Response, body []byte) idempay.Verdict {
-	if resp.StatusCode >= 500 {
+func (p declinesOn5xx) ReadOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict {
+	if t == idempay.OpRefund && resp.StatusCode >= 500 {
 		return idempay.Verdict{Kind: idempay.KindDeclined}
 	}
-	return p.OwnAPI.ReadRefund(resp, body)
+	return p.OwnAPI.ReadOp(t, resp, body)
 }
 
 type notFoundOn5xx struct{ idempay.OwnAPI }
 
-func (p notFoundOn5xx) FindRefund(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
-	v, err := p.OwnAPI.FindRefund(ctx, hc, t, op, rec)
-	if err == nil && v.Kind == idempay.KindServerError {
+func (p notFoundOn5xx) FindOp(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
+	v, err := p.OwnAPI.FindOp(ctx, hc, t, op, rec)
+	if err == nil && op.Type == idempay.OpRefund && v.Kind == idempay.KindServerError {
 		v.Kind = idempay.KindNotFound
 	}
 	return v, err
@@ -89,25 +89,54 @@ func (p notFoundOn5xx) FindRefund(ctx context.Context, hc *http.Client, t idempa
 
 type keyless struct{ idempay.OwnAPI }
 
-func (p keyless) NewRefundRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, _ string) (*http.Request, error) {
-	r, err := p.OwnAPI.NewRefundRequest(ctx, t, op, "not-the-key")
-	return r, err
+func (p keyless) NewOpRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
+	if op.Type == idempay.OpRefund {
+		key = "not-the-key"
+	}
+	return p.OwnAPI.NewOpRequest(ctx, t, op, key)
 }
 
-// guardNoRefundLookup does not de-duplicate and refunds, but has no
-// RefundFinder (it hides OwnAPI's).
+// guardNoRefundLookup does not de-duplicate and refunds, but cannot look
+// refunds up (it hides OwnAPI's lookups), and makes no other operation.
 type guardNoRefundLookup struct{ chargeOnly }
 
 func (guardNoRefundLookup) FindCharge(context.Context, *http.Client, idempay.Target, idempay.Record) (idempay.Verdict, error) {
 	return idempay.Verdict{Kind: idempay.KindUnknown}, nil
 }
 func (guardNoRefundLookup) LookupBeforeResend() bool { return true }
-func (g guardNoRefundLookup) ValidateRefund(op idempay.OpRequest) error {
-	return g.o.ValidateRefund(op)
+func (guardNoRefundLookup) Operates(t idempay.OpType) (makes, finds bool) {
+	return t == idempay.OpRefund, false
 }
-func (g guardNoRefundLookup) ReadRefund(r *http.Response, b []byte) idempay.Verdict {
-	return g.o.ReadRefund(r, b)
+func (g guardNoRefundLookup) ValidateOp(op idempay.OpRequest) error { return g.o.ValidateOp(op) }
+func (g guardNoRefundLookup) ReadOp(t idempay.OpType, r *http.Response, b []byte) idempay.Verdict {
+	return g.o.ReadOp(t, r, b)
 }
-func (g guardNoRefundLookup) NewRefundRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
-	return g.o.NewRefundRequest(ctx, t, op, key)
+func (g guardNoRefundLookup) NewOpRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
+	return g.o.NewOpRequest(ctx, t, op, key)
+}
+func (guardNoRefundLookup) FindOp(context.Context, *http.Client, idempay.Target, idempay.OpRequest, idempay.Record) (idempay.Verdict, error) {
+	return idempay.Verdict{}, idempay.ErrNoLookup
+}
+
+// CheckConfig fails an adapter that accepts what it must refuse, or
+// refuses what works, naming the case.
+func TestCheckConfigFailsALaxAdapter(t *testing.T) {
+	err := conformance.CheckConfig(idempay.OwnAPI{}, []conformance.ConfigCase{
+		{Name: "endpoint in the base URL", Path: "/payments/charge", Credentials: "sk", Field: "BaseURL"},
+		{Name: "a working one", Credentials: "sk"},
+		{Name: "a bad URL", Path: "\x7f", Credentials: "sk"},
+	})
+	if err == nil {
+		t.Fatal("a lax adapter passed")
+	}
+	msg := err.Error()
+	for _, want := range []string{"endpoint in the base URL: accepted; must be refused naming BaseURL",
+		"a bad URL: refused a working configuration"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("failures %q do not say %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "a working one") {
+		t.Errorf("a working configuration failed: %q", msg)
+	}
 }

@@ -14,48 +14,21 @@ import (
 	"github.com/idempay/idempay"
 )
 
-// capability is an adapter's methods for one type of operation.
+// capability is an adapter's Operator for one type of operation.
 type capability struct {
-	t        idempay.OpType
-	validate func(idempay.OpRequest) error
-	build    func(context.Context, idempay.Target, idempay.OpRequest, string) (*http.Request, error)
-	read     func(*http.Response, []byte) idempay.Verdict
-	find     func(context.Context, *http.Client, idempay.Target, idempay.OpRequest, idempay.Record) (idempay.Verdict, error)
+	t     idempay.OpType
+	op    idempay.Operator
+	finds bool
 }
 
-// capabilityOf finds p's capability for t, as the Client does.
+// capabilityOf is p's Operator for t, if p makes operations of type t.
 func capabilityOf(p idempay.Provider, t idempay.OpType) (capability, bool) {
-	c := capability{t: t}
-	switch t {
-	case idempay.OpRefund:
-		r, ok := p.(idempay.Refunder)
-		if !ok {
-			return c, false
-		}
-		c.validate, c.build, c.read = r.ValidateRefund, r.NewRefundRequest, r.ReadRefund
-		if f, ok := p.(idempay.RefundFinder); ok {
-			c.find = f.FindRefund
-		}
-	case idempay.OpCapture:
-		r, ok := p.(idempay.Capturer)
-		if !ok {
-			return c, false
-		}
-		c.validate, c.build, c.read = r.ValidateCapture, r.NewCaptureRequest, r.ReadCapture
-		if f, ok := p.(idempay.CaptureFinder); ok {
-			c.find = f.FindCapture
-		}
-	case idempay.OpCancel:
-		r, ok := p.(idempay.Canceller)
-		if !ok {
-			return c, false
-		}
-		c.validate, c.build, c.read = r.ValidateCancel, r.NewCancelRequest, r.ReadCancel
-		if f, ok := p.(idempay.CancelFinder); ok {
-			c.find = f.FindCancel
-		}
+	o, ok := p.(idempay.Operator)
+	if !ok {
+		return capability{}, false
 	}
-	return c, true
+	makes, finds := o.Operates(t)
+	return capability{t: t, op: o, finds: finds}, makes
 }
 
 // sample is a valid operation of c's type, as the Client completes it.
@@ -76,7 +49,7 @@ func target(raw string, cred idempay.Secret) idempay.Target {
 func requestRules(c capability) func(Subject) error {
 	return func(s Subject) error {
 		op := sample(c, s)
-		if err := c.validate(op); err != nil {
+		if err := c.op.ValidateOp(op); err != nil {
 			return fmt.Errorf("Validate refused a valid %s: %v", c.t, err)
 		}
 		const key = "cf-key-0123456789"
@@ -107,7 +80,7 @@ func requestRules(c capability) func(Subject) error {
 }
 
 func built(c capability, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, []byte, error) {
-	r, err := c.build(context.Background(), t, op, key)
+	r, err := c.op.NewOpRequest(context.Background(), t, op, key)
 	if err != nil {
 		return nil, nil, fmt.Errorf("could not build a valid %s: %v", c.t, err)
 	}
@@ -141,7 +114,7 @@ func hostileRules(c capability) func(Subject) error {
 			body   string
 		}{{500, `{}`}, {502, `<html>bad gateway</html>`}, {503, ``}, {200, `<html>ok</html>`}, {201, ``}, {200, `[1,2]`}} {
 			resp := &http.Response{StatusCode: a.status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(a.body))}
-			v := c.read(resp, []byte(a.body))
+			v := c.op.ReadOp(c.t, resp, []byte(a.body))
 			switch {
 			case v.Kind == idempay.KindDeclined:
 				errs = append(errs, fmt.Errorf("HTTP %d %q read as a definite refusal", a.status, a.body))
@@ -154,7 +127,7 @@ func hostileRules(c capability) func(Subject) error {
 }
 
 // findRules: a lookup that gets no proof (every answer a 500) never says
-// KindNotFound (which lets a LookupGuard provider resend) nor a refusal.
+// KindNotFound (which lets a LookupBeforeResender provider resend) nor a refusal.
 func findRules(c capability) func(Subject) error {
 	return func(s Subject) error {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -162,8 +135,8 @@ func findRules(c capability) func(Subject) error {
 		}))
 		defer srv.Close()
 		op := sample(c, s)
-		v, err := c.find(context.Background(), srv.Client(), target(srv.URL, ""), op,
-			idempay.Record{Namespace: "conformance:default/" + string(c.t), IntentID: op.ID, Attempt: 1, Key: "cf-key"})
+		v, err := c.op.FindOp(context.Background(), srv.Client(), target(srv.URL, ""), op,
+			idempay.Record{Namespace: "conformance:default/" + string(c.t), ID: op.ID, Attempt: 1, Key: "cf-key"})
 		if err == nil && (v.Kind == idempay.KindNotFound || v.Kind == idempay.KindDeclined) {
 			return fmt.Errorf("a lookup answered only by 500s said %s", v.Kind)
 		}

@@ -93,11 +93,3 @@ func (g *Gate) Reply(w http.ResponseWriter, id string, resp Stored, replayed boo
 	}
 	g.Send(w, id, resp.Status, resp.Body, "", replayed)
 }
-
-// WriteJSON writes a complete JSON answer. The client may be gone; nothing
-// is to be done about it.
-func WriteJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}

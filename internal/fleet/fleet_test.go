@@ -141,7 +141,7 @@ func mustFail(t *testing.T, test string, flags ...string) string {
 type renewalsDropped struct{ idempay.KeyStore }
 
 func (s renewalsDropped) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
-	rec, err := s.Load(ctx, r.Namespace, r.IntentID)
+	rec, err := s.Load(ctx, r.Namespace, r.ID)
 	if err == nil && rec.LeaseOwner == r.Owner && rec.Fingerprint == r.Fingerprint && !rec.State.Closed() {
 		// Now is a store instant no later than the store's now, so that
 		// the age the claim computes from it stays sane.

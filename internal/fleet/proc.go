@@ -85,7 +85,7 @@ const (
 func resultOf(phase int, intent string, ch *idempay.Charge, err error) event {
 	ev := event{Ev: evResult, Phase: phase, Intent: intent, Outcome: idempay.OutcomeOf(err).String()}
 	if ch != nil { // succeeded, or pending (with an error)
-		ev.Key, ev.ChargeID, ev.From, ev.Attempts = ch.Key, ch.ID, string(ch.ReplayedFrom), ch.Attempts
+		ev.Key, ev.ChargeID, ev.From, ev.Attempts = ch.Key, ch.ID, string(ch.ReplayedFrom), ch.Requests
 	}
 	if err == nil {
 		return ev
@@ -94,7 +94,7 @@ func resultOf(phase int, intent string, ch *idempay.Charge, err error) event {
 	ev.Err = err.Error()
 	var ce *idempay.ChargeError
 	if errors.As(err, &ce) {
-		ev.Key, ev.Attempts = ce.Key, ce.Attempts
+		ev.Key, ev.Attempts = ce.Key, ce.Requests
 	}
 	return ev
 }

@@ -59,10 +59,10 @@ func bearer(h string) (string, bool) {
 // unauthorized answers 401, counted by g when it is not nil.
 func (s *Server) unauthorized(w http.ResponseWriter, g *faults.Gate, id string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="refserver"`)
-	e := &apiError{Type: typeAuth, Code: "unauthorized", Message: "a valid bearer secret is required"}
+	e := &apiError{Type: faults.TypeAuth, Code: "unauthorized", Message: "a valid bearer secret is required"}
 	if g != nil {
 		s.fail(w, g, id, http.StatusUnauthorized, e)
 		return
 	}
-	writeJSON(w, http.StatusUnauthorized, e.body())
+	writeJSON(w, http.StatusUnauthorized, e.Body())
 }

@@ -40,7 +40,7 @@ func (s *Server) handleCharge(w http.ResponseWriter, r *http.Request) {
 // admitBody validates the body and fingerprints the request.
 func admitBody(r *http.Request, body []byte, bodyErr error) (chargeRequest, string, *apiError) {
 	if bodyErr != nil {
-		return chargeRequest{}, "", &apiError{Type: typeInvalid, Code: "parameter_invalid",
+		return chargeRequest{}, "", &apiError{Type: faults.TypeInvalid, Code: "parameter_invalid",
 			Message: "the body could not be read or is too large"}
 	}
 	req, perr := parseCharge(body)
@@ -84,8 +84,8 @@ func (s *Server) process(w http.ResponseWriter, a admitted, req chargeRequest, c
 // perform decides the outcome of a charge: a decline or a new charge.
 func (s *Server) perform(a admitted, req chargeRequest) (faults.Stored, *Charge) {
 	if strings.HasPrefix(req.OmiseToken, DeclineTokenPrefix) {
-		return faults.Stored{Status: http.StatusPaymentRequired, Body: (&apiError{Type: typeCard, Code: "card_declined",
-			DeclineCode: "generic_decline", Message: "the card was declined"}).body()}, nil
+		return faults.Stored{Status: http.StatusPaymentRequired, Body: (&apiError{Type: faults.TypeCard, Code: "card_declined",
+			DeclineCode: "generic_decline", Message: "the card was declined"}).Body()}, nil
 	}
 	amount, currency := req.money()
 	c := &Charge{

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // TestChargeContract checks each line of the contract with one request
@@ -30,46 +32,46 @@ func TestChargeContract(t *testing.T) {
 			storedKey: strings.Repeat("k", 255)},
 		{name: "metadata accepted", key: "k1", status: 201, storedKey: "k1",
 			payload: `{"order_id":"ord_1","amount_jpy":1500,"omise_token":"tok_visa","metadata":{"cart":"c9"}}`},
-		{name: "missing key", payload: valid, status: 400, errType: typeInvalid, errCode: "parameter_missing"},
-		{name: "blank key", key: "   ", payload: valid, status: 400, errType: typeInvalid, errCode: "parameter_missing"},
-		{name: "empty quoted key", key: `""`, payload: valid, status: 400, errType: typeInvalid, errCode: "parameter_invalid"},
-		{name: "unterminated quoted key", key: `"abc`, payload: valid, status: 400, errType: typeInvalid, errCode: "parameter_invalid"},
-		{name: "bad escape in quoted key", key: `"a\nb"`, payload: valid, status: 400, errType: typeInvalid, errCode: "parameter_invalid"},
+		{name: "missing key", payload: valid, status: 400, errType: faults.TypeInvalid, errCode: "parameter_missing"},
+		{name: "blank key", key: "   ", payload: valid, status: 400, errType: faults.TypeInvalid, errCode: "parameter_missing"},
+		{name: "empty quoted key", key: `""`, payload: valid, status: 400, errType: faults.TypeInvalid, errCode: "parameter_invalid"},
+		{name: "unterminated quoted key", key: `"abc`, payload: valid, status: 400, errType: faults.TypeInvalid, errCode: "parameter_invalid"},
+		{name: "bad escape in quoted key", key: `"a\nb"`, payload: valid, status: 400, errType: faults.TypeInvalid, errCode: "parameter_invalid"},
 		{name: "key of 256 characters", key: strings.Repeat("k", 256), payload: valid, status: 400,
-			errType: typeInvalid, errCode: "parameter_invalid"},
+			errType: faults.TypeInvalid, errCode: "parameter_invalid"},
 		{name: "zero amount", key: "k1", payload: body("ord_1", 0, "tok_visa"), status: 400,
-			errType: typeInvalid, errCode: "parameter_invalid", param: "amount_jpy"},
+			errType: faults.TypeInvalid, errCode: "parameter_invalid", param: "amount_jpy"},
 		{name: "negative amount", key: "k1", payload: body("ord_1", -5, "tok_visa"), status: 400,
-			errType: typeInvalid, errCode: "parameter_invalid", param: "amount_jpy"},
-		{name: "fractional amount", key: "k1", status: 400, errType: typeInvalid, errCode: "parameter_invalid", param: "amount_jpy",
+			errType: faults.TypeInvalid, errCode: "parameter_invalid", param: "amount_jpy"},
+		{name: "fractional amount", key: "k1", status: 400, errType: faults.TypeInvalid, errCode: "parameter_invalid", param: "amount_jpy",
 			payload: `{"order_id":"ord_1","amount_jpy":1500.5,"omise_token":"tok_visa"}`},
-		{name: "amount as string", key: "k1", status: 400, errType: typeInvalid, errCode: "parameter_invalid", param: "amount_jpy",
+		{name: "amount as string", key: "k1", status: 400, errType: faults.TypeInvalid, errCode: "parameter_invalid", param: "amount_jpy",
 			payload: `{"order_id":"ord_1","amount_jpy":"1500","omise_token":"tok_visa"}`},
 		{name: "missing order", key: "k1", payload: `{"amount_jpy":1500,"omise_token":"tok_visa"}`, status: 400,
-			errType: typeInvalid, errCode: "parameter_invalid", param: "order_id"},
+			errType: faults.TypeInvalid, errCode: "parameter_invalid", param: "order_id"},
 		{name: "missing token", key: "k1", payload: `{"order_id":"ord_1","amount_jpy":1500}`, status: 400,
-			errType: typeInvalid, errCode: "parameter_invalid", param: "omise_token"},
-		{name: "metadata not strings", key: "k1", status: 400, errType: typeInvalid, errCode: "parameter_invalid", param: "metadata",
+			errType: faults.TypeInvalid, errCode: "parameter_invalid", param: "omise_token"},
+		{name: "metadata not strings", key: "k1", status: 400, errType: faults.TypeInvalid, errCode: "parameter_invalid", param: "metadata",
 			payload: `{"order_id":"ord_1","amount_jpy":1500,"omise_token":"tok_visa","metadata":{"n":1}}`},
-		{name: "not JSON", key: "k1", payload: `order_id=ord_1`, status: 400, errType: typeInvalid, errCode: "parameter_invalid"},
-		{name: "JSON array", key: "k1", payload: `[1,2]`, status: 400, errType: typeInvalid, errCode: "parameter_invalid"},
-		{name: "trailing data", key: "k1", payload: valid + `{}`, status: 400, errType: typeInvalid, errCode: "parameter_invalid"},
+		{name: "not JSON", key: "k1", payload: `order_id=ord_1`, status: 400, errType: faults.TypeInvalid, errCode: "parameter_invalid"},
+		{name: "JSON array", key: "k1", payload: `[1,2]`, status: 400, errType: faults.TypeInvalid, errCode: "parameter_invalid"},
+		{name: "trailing data", key: "k1", payload: valid + `{}`, status: 400, errType: faults.TypeInvalid, errCode: "parameter_invalid"},
 		{name: "decline", key: "k1", payload: body("ord_1", 1500, "tok_decline"), status: 402,
-			errType: typeCard, errCode: "card_declined"},
+			errType: faults.TypeCard, errCode: "card_declined"},
 		{name: "decline by prefix", key: "k1", payload: body("ord_1", 1500, "tok_decline_insufficient_funds"), status: 402,
-			errType: typeCard, errCode: "card_declined"},
+			errType: faults.TypeCard, errCode: "card_declined"},
 		{name: "no secret configured, any bearer", key: "k1", payload: valid, headers: []string{"Authorization", "Bearer whatever"},
 			status: 201, storedKey: "k1"},
 		{name: "secret missing", cfg: Config{Auth: auth}, key: "k1", payload: valid, status: 401,
-			errType: typeAuth, errCode: "unauthorized"},
+			errType: faults.TypeAuth, errCode: "unauthorized"},
 		{name: "secret wrong", cfg: Config{Auth: auth}, key: "k1", payload: valid, status: 401,
-			headers: []string{"Authorization", "Bearer sk_test_b"}, errType: typeAuth, errCode: "unauthorized"},
+			headers: []string{"Authorization", "Bearer sk_test_b"}, errType: faults.TypeAuth, errCode: "unauthorized"},
 		{name: "secret as basic auth", cfg: Config{Auth: auth}, key: "k1", payload: valid, status: 401,
-			headers: []string{"Authorization", "Basic c2tfdGVzdF9hOg=="}, errType: typeAuth, errCode: "unauthorized"},
+			headers: []string{"Authorization", "Basic c2tfdGVzdF9hOg=="}, errType: faults.TypeAuth, errCode: "unauthorized"},
 		{name: "secret right", cfg: Config{Auth: auth}, key: "k1", payload: valid, status: 201, storedKey: "k1",
 			headers: []string{"Authorization", "Bearer sk_test_a"}},
 		{name: "401 before key validation", cfg: Config{Auth: auth}, payload: valid, status: 401,
-			errType: typeAuth, errCode: "unauthorized"},
+			errType: faults.TypeAuth, errCode: "unauthorized"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,7 +177,7 @@ func TestKeyReuseWithOtherRequest(t *testing.T) {
 			mustStatus(t, post(t, ts.Client(), ts.URL, "k1", body("ord_1", 1500, "tok_visa")), 201)
 			r := post(t, ts.Client(), ts.URL, "k1", other)
 			mustStatus(t, r, 422)
-			if e := r.apiError(t); e.Type != typeIdempotency || e.Code != "idempotency_key_reused" {
+			if e := r.apiError(t); e.Type != faults.TypeIdempotency || e.Code != "idempotency_key_reused" {
 				t.Errorf("error = %+v", e)
 			}
 			mustCharges(t, s, 1)

@@ -39,7 +39,7 @@ func (s *Server) decideOp(a opAttempt, b fakes.Balance, found bool) (faults.Stor
 // refusalOf is the error a provider answers a problem with, or nil.
 func refusalOf(p fakes.Problem) *apiError {
 	unexpected := func(msg string) *apiError {
-		return &apiError{Type: typeInvalid, Code: "payment_intent_unexpected_state", Message: msg}
+		return &apiError{Type: faults.TypeInvalid, Code: "payment_intent_unexpected_state", Message: msg}
 	}
 	switch p {
 	case fakes.Cancelled:
@@ -61,7 +61,7 @@ func refusalOf(p fakes.Problem) *apiError {
 // refusal is a business refusal, stored under the key as providers store
 // what they answered once execution started.
 func refusal(e *apiError) faults.Stored {
-	return faults.Stored{Status: http.StatusBadRequest, Body: e.body()}
+	return faults.Stored{Status: http.StatusBadRequest, Body: e.Body()}
 }
 
 // opResult is the body of an operation's answer and of its lookup.

@@ -6,7 +6,7 @@ import (
 
 // Fault is a failure the server injects into one charge request. It is
 // the Fault the fake providers share (internal/faults); what each one
-// does in this server is said below and in the package doc.
+// does in this server is said below and in README.md.
 type Fault = fakes.Fault
 
 // The faults, in the order of the request's life they strike.

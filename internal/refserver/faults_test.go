@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // TestPreFault: the connection is closed before the handler's logic;
@@ -45,7 +47,7 @@ func TestMidFaultLeaseReclaim(t *testing.T) {
 	clock.Advance(49 * time.Millisecond)
 	blocked := post(t, c, ts.URL, "k1", body("ord_1", 1500, "tok_visa"))
 	mustStatus(t, blocked, 409)
-	if e := blocked.apiError(t); e.Type != typeConflict || e.Code != "idempotency_key_in_use" {
+	if e := blocked.apiError(t); e.Type != faults.TypeConflict || e.Code != "idempotency_key_in_use" {
 		t.Errorf("409 error = %+v", e)
 	}
 	// The claim is bound to its request even while crashed.
@@ -132,7 +134,7 @@ func TestUnavailable(t *testing.T) {
 		if got := r.header.Get("Retry-After"); got != tc.want {
 			t.Errorf("Retry-After = %q, want %q", got, tc.want)
 		}
-		if e := r.apiError(t); e.Type != typeAPI {
+		if e := r.apiError(t); e.Type != faults.TypeAPI {
 			t.Errorf("503 error = %+v", e)
 		}
 		retry := post(t, ts.Client(), ts.URL, "k1", body("ord_1", 1500, "tok_visa"))

@@ -1,6 +1,10 @@
 package refserver
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/idempay/idempay/internal/faults"
+)
 
 // handleLookup answers GET ?order_id=X with the tenant's first charge for
 // the order (200, the charge body) or 404 resource_missing, so that a
@@ -16,7 +20,7 @@ func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
 	}
 	orderID := r.URL.Query().Get("order_id")
 	if orderID == "" {
-		writeJSON(w, http.StatusBadRequest, invalidParam("order_id", "order_id is required").body())
+		writeJSON(w, http.StatusBadRequest, invalidParam("order_id", "order_id is required").Body())
 		return
 	}
 	c, found := s.ledger.Find(merchant, orderID)
@@ -24,8 +28,8 @@ func (s *Server) handleLookup(w http.ResponseWriter, r *http.Request) {
 		found = false // charged, but by another attempt's key
 	}
 	if !found {
-		writeJSON(w, http.StatusNotFound, (&apiError{Type: typeInvalid, Code: "resource_missing",
-			Param: "order_id", Message: "no charge for this order"}).body())
+		writeJSON(w, http.StatusNotFound, (&apiError{Type: faults.TypeInvalid, Code: "resource_missing",
+			Param: "order_id", Message: "no charge for this order"}).Body())
 		return
 	}
 	writeJSON(w, http.StatusOK, mustJSON(resultOf(c)))

@@ -91,7 +91,7 @@ func (s *Server) handleOpLookup(w http.ResponseWriter, r *http.Request, t opType
 	}
 	id := r.URL.Query().Get(t.idField)
 	if id == "" {
-		writeJSON(w, http.StatusBadRequest, invalidParam(t.idField, t.idField+" is required").body())
+		writeJSON(w, http.StatusBadRequest, invalidParam(t.idField, t.idField+" is required").Body())
 		return
 	}
 	op, found := s.ops.find(t, merchant, id)
@@ -99,8 +99,8 @@ func (s *Server) handleOpLookup(w http.ResponseWriter, r *http.Request, t opType
 		found = false // made, but under another attempt's key
 	}
 	if !found {
-		writeJSON(w, http.StatusNotFound, (&apiError{Type: typeInvalid, Code: "resource_missing",
-			Param: t.idField, Message: "no such " + t.name}).body())
+		writeJSON(w, http.StatusNotFound, (&apiError{Type: faults.TypeInvalid, Code: "resource_missing",
+			Param: t.idField, Message: "no such " + t.name}).Body())
 		return
 	}
 	writeJSON(w, http.StatusOK, mustJSON(opResultOf(t, op)))

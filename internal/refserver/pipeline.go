@@ -64,7 +64,7 @@ func (s *Server) arrive(w http.ResponseWriter, r *http.Request, g *faults.Gate, 
 func (s *Server) execute(w http.ResponseWriter, g *faults.Gate, a admitted, fp string, process func(faults.Claimed)) {
 	s.keys.Execute(a.merchant, a.key, fp, s.now(), faults.Outcomes{
 		Mismatch: func() {
-			s.fail(w, g, a.id, http.StatusUnprocessableEntity, &apiError{Type: typeIdempotency,
+			s.fail(w, g, a.id, http.StatusUnprocessableEntity, &apiError{Type: faults.TypeIdempotency,
 				Code: "idempotency_key_reused", Message: "this key was already used with a different request"})
 		},
 		InUse:  func() { s.inUse(w, g, a.id) },
@@ -83,17 +83,17 @@ func (s *Server) execute(w http.ResponseWriter, g *faults.Gate, a admitted, fp s
 // lease), Internal (a 500, the key released or, with StoreServerErrors, the
 // 500 stored). It reports whether the request ended there.
 func (s *Server) crash(w http.ResponseWriter, g *faults.Gate, a admitted, c faults.Claimed) bool {
-	resp := faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: typeAPI,
-		Code: "internal_error", Message: "the request failed on the server"}).body()}
+	resp := faults.Stored{Status: http.StatusInternalServerError, Body: (&apiError{Type: faults.TypeAPI,
+		Code: "internal_error", Message: "the request failed on the server"}).Body()}
 	return g.Crash(w, a.id, a.fault, c, resp, "internal_error", s.cfg.StoreServerErrors, func() { s.inUse(w, g, a.id) })
 }
 
 func (s *Server) inUse(w http.ResponseWriter, g *faults.Gate, id string) {
-	s.fail(w, g, id, http.StatusConflict, &apiError{Type: typeConflict, Code: "idempotency_key_in_use",
+	s.fail(w, g, id, http.StatusConflict, &apiError{Type: faults.TypeConflict, Code: "idempotency_key_in_use",
 		Message: "a request with this key is in progress; retry later"})
 }
 
 // fail answers an error and counts it.
 func (s *Server) fail(w http.ResponseWriter, g *faults.Gate, id string, status int, e *apiError) {
-	g.Send(w, id, status, e.body(), e.Code, false)
+	g.Send(w, id, status, e.Body(), e.Code, false)
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/idempay/idempay/internal/faults"
 )
 
 var currencyCode = regexp.MustCompile(`^[A-Z]{3}$`)
@@ -38,7 +40,7 @@ func (r chargeRequest) money() (int64, string) {
 // String form ("abc"), which it unquotes.
 func parseKey(values []string, maxLen int) (string, *apiError) {
 	if len(values) == 0 || strings.TrimSpace(values[0]) == "" {
-		return "", &apiError{Type: typeInvalid, Code: "parameter_missing",
+		return "", &apiError{Type: faults.TypeInvalid, Code: "parameter_missing",
 			Message: "the Idempotency-Key header is required"}
 	}
 	if len(values) > 1 {
@@ -62,7 +64,7 @@ func parseKey(values []string, maxLen int) (string, *apiError) {
 }
 
 func invalidKey(msg string) *apiError {
-	return &apiError{Type: typeInvalid, Code: "parameter_invalid", Message: msg}
+	return &apiError{Type: faults.TypeInvalid, Code: "parameter_invalid", Message: msg}
 }
 
 // unquoteSFString decodes an RFC 8941 String: printable ASCII between
@@ -119,12 +121,12 @@ func bodyError(err error) *apiError {
 		field, _, _ := strings.Cut(te.Field, ".")
 		return invalidParam(field, field+" has the wrong type")
 	}
-	return &apiError{Type: typeInvalid, Code: "parameter_invalid",
+	return &apiError{Type: faults.TypeInvalid, Code: "parameter_invalid",
 		Message: "the body must be a JSON object"}
 }
 
 func invalidParam(param, msg string) *apiError {
-	return &apiError{Type: typeInvalid, Code: "parameter_invalid", Param: param, Message: msg}
+	return &apiError{Type: faults.TypeInvalid, Code: "parameter_invalid", Param: param, Message: msg}
 }
 
 // orderIDOf extracts order_id from a body that may be invalid, for the

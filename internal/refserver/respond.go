@@ -1,36 +1,13 @@
 package refserver
 
 import (
-	"crypto/rand"
-	"encoding/json"
 	"net/http"
-)
 
-// Error types of the API, in Stripe's vocabulary.
-const (
-	typeInvalid     = "invalid_request_error"
-	typeIdempotency = "idempotency_error"
-	typeConflict    = "conflict"
-	typeCard        = "card_error"
-	typeAuth        = "authentication_error"
-	typeAPI         = "api_error"
+	"github.com/idempay/idempay/internal/faults"
 )
 
 // apiError is the object under "error" in every error body.
-type apiError struct {
-	Type        string `json:"type"`
-	Code        string `json:"code,omitempty"`
-	DeclineCode string `json:"decline_code,omitempty"`
-	Param       string `json:"param,omitempty"`
-	Message     string `json:"message,omitempty"`
-}
-
-// body encodes e as {"error": e}.
-func (e *apiError) body() []byte {
-	return mustJSON(struct {
-		Error *apiError `json:"error"`
-	}{e})
-}
+type apiError = faults.APIError
 
 // chargeResult is the body of a successful charge and of a lookup:
 // amount_jpy for a JPY charge, as the article answers, amount and currency
@@ -52,21 +29,9 @@ func resultOf(c Charge) chargeResult {
 	return r
 }
 
-// mustJSON encodes values whose types cannot fail to encode.
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic("refserver: " + err.Error())
-	}
-	return b
-}
+func mustJSON(v any) []byte { return faults.MustJSON(v) }
 
-// writeJSON sends a complete JSON response.
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body) // the client may be gone; nothing to do about it
-}
+func writeJSON(w http.ResponseWriter, status int, body []byte) { faults.WriteJSON(w, status, body) }
 
 // newID returns prefix followed by 26 random base32 characters.
-func newID(prefix string) string { return prefix + rand.Text() }
+func newID(prefix string) string { return faults.NewID(prefix, 26) }

@@ -50,8 +50,8 @@ func (s *Server) gate() *faults.Gate {
 	return &faults.Gate{Faults: s.faults, Traffic: faults.NewCounter(), Reset: s.cfg.DropWithReset,
 		RetryAfter: s.cfg.RetryAfter,
 		Unavailable: func(w http.ResponseWriter) {
-			writeJSON(w, http.StatusServiceUnavailable, (&apiError{Type: typeAPI, Code: "service_unavailable",
-				Message: "try again later"}).body())
+			writeJSON(w, http.StatusServiceUnavailable, (&apiError{Type: faults.TypeAPI, Code: "service_unavailable",
+				Message: "try again later"}).Body())
 		},
 		Mark: func(h http.Header, _ int, replayed bool) {
 			if replayed {
@@ -98,8 +98,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	post, get := s.handlers(r.URL.Path)
 	if post == nil {
-		writeJSON(w, http.StatusNotFound, (&apiError{Type: typeInvalid, Code: "resource_missing",
-			Message: "no such endpoint"}).body())
+		writeJSON(w, http.StatusNotFound, (&apiError{Type: faults.TypeInvalid, Code: "resource_missing",
+			Message: "no such endpoint"}).Body())
 		return
 	}
 	switch r.Method {
@@ -109,8 +109,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		get(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST")
-		writeJSON(w, http.StatusMethodNotAllowed, (&apiError{Type: typeInvalid,
-			Code: "method_not_allowed"}).body())
+		writeJSON(w, http.StatusMethodNotAllowed, (&apiError{Type: faults.TypeInvalid,
+			Code: "method_not_allowed"}).Body())
 	}
 }
 

@@ -70,6 +70,8 @@ type checkouts struct {
 	keys map[string]*ckKey   // frontend key -> what it was sent for
 	fe   map[string]*feState // order -> what its frontend knows
 	sent map[string]bool     // every key a BFF's charge sent or was answered with
+	late bool                // a late Reserve answer's retry is running (latereserve.go)
+	wh   webhooks            // the provider's event deliveries (webhooks.go)
 }
 
 // ckKey is one frontend key: the order and card it pays, and the answers
@@ -113,6 +115,10 @@ type ckReq struct {
 	ops  map[string]int
 	hold func() // run once, when the request's handler starts (it holds the key)
 	ran  bool   // the handler ran for this request
+	key  string // the frontend's key
+	// leaseUntil is the end of the guard's lease its Reserve was granted,
+	// on the store's clock (latereserve.go).
+	leaseUntil time.Time
 }
 
 type ckReqKey struct{}
@@ -162,6 +168,7 @@ func (s *guardSide) after(ctx context.Context, sc storeCall, ans storeAnswer, er
 	who := "bff-" + s.inst.name + "/" + r.id
 	if sc.op == "reserve" {
 		w.tr.add(r.o.id, who, "guard reserve claimed=%v state=%s", ans.claimed, ans.rec.state)
+		s.lateReserve(r, ans)
 	}
 	if sc.op == "resolve" {
 		w.tr.add(r.o.id, who, "guard resolve %s", sc.state)
@@ -351,7 +358,7 @@ func (w *world) feRequest(o *order, inst *instance, key string, v variant, rid s
 		card = 1
 	}
 	body, _ := json.Marshal(ckBody{Order: o.id, Card: card})
-	cr := &ckReq{id: rid, o: o, ops: map[string]int{}, hold: hold}
+	cr := &ckReq{id: rid, o: o, ops: map[string]int{}, hold: hold, key: key}
 	req := httptest.NewRequest(http.MethodPost, "http://bff.sim/checkout", bytes.NewReader(body))
 	req = req.WithContext(context.WithValue(context.Background(), ckReqKey{}, cr))
 	req.Header.Set(guard.HeaderKey, key)
@@ -405,6 +412,7 @@ func (w *world) handlerRuns(ctx context.Context, o *order, key string) {
 		return
 	}
 	cr.ran = true
+	w.judgeLapsedRun(cr)
 	w.ck.mu.Lock()
 	k := w.ck.keys[key]
 	promised, by := k != nil && k.promised, ""
@@ -672,6 +680,7 @@ func (w *world) checkoutStory(ctx context.Context) {
 	}
 	for i := range w.cfg.steps {
 		w.checkoutStep(ctx, i)
+		w.webhookStep(i)
 		w.settleStep()
 	}
 	w.quiet(ctx)

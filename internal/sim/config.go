@@ -33,6 +33,7 @@ type seedConfig struct {
 	pageSize    int // what the recovery worker asks Unresolved for
 	skews       []time.Duration
 	theme       string // what the seed's story leans to (see drawConfig)
+	hostClock   bool   // a file store on its own clock, on a host whose wall clock may be fast (hostclock.go)
 }
 
 // Durations of the simulated world.
@@ -52,6 +53,9 @@ func drawConfig(seed uint64, opt *options, rng *rand.Rand) seedConfig {
 		orders:      3 + rng.IntN(5),
 		maxAttempts: []int{2, 3, 3, 6}[rng.IntN(4)],
 		pageSize:    2,
+	}
+	if c.store == storeFileHost {
+		c.store, c.hostClock = "filestore", true
 	}
 	c.steps = 3*c.orders + 4 + rng.IntN(6)
 	// A theme tilts the story: "long-haul" seeds live for weeks (jumps

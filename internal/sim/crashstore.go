@@ -73,6 +73,7 @@ type crashStore struct {
 	log     []logged
 	flushed int // log[:flushed] survives a crash
 	crashes int
+	marks   markers // the Redis models' markers (crashmarker.go)
 }
 
 var _ idempay.KeyStore = (*crashStore)(nil)
@@ -135,6 +136,9 @@ func (s *crashStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (ide
 	err := s.write(logged{reserve: &r, durable: true}, func() error {
 		var err error
 		res, err = s.live.Reserve(ctx, r)
+		if err == nil && s.marked() {
+			res.Unproven = s.markReserve(r.Namespace, r.Owner, s.stamp)
+		}
 		return err
 	})
 	return res, err
@@ -180,6 +184,7 @@ func (s *crashStore) crash() []lostWrite {
 	keep := s.log[:s.flushed]
 	if s.model == modelVolatile {
 		keep = nil
+		s.loseMarkers()
 	}
 	var lost []lostWrite
 	for _, e := range s.log[len(keep):] {

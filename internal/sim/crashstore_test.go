@@ -36,7 +36,7 @@ func newCrashRig(model string) *crashRig {
 
 func (r *crashRig) reserve(t *testing.T, intent string) {
 	t.Helper()
-	_, err := r.s.Reserve(context.Background(), idempay.ReserveRequest{Namespace: "ns", IntentID: intent, Attempt: 1,
+	_, err := r.s.Reserve(context.Background(), idempay.ReserveRequest{Namespace: "ns", ID: intent, Attempt: 1,
 		Key: "k-" + intent, Fingerprint: "fp", Owner: "o", Lease: time.Minute})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func (r *crashRig) reserve(t *testing.T, intent string) {
 
 func (r *crashRig) close(t *testing.T, intent string, durable bool) {
 	t.Helper()
-	err := r.s.Resolve(context.Background(), idempay.Resolution{Namespace: "ns", IntentID: intent, Key: "k-" + intent,
+	err := r.s.Resolve(context.Background(), idempay.Resolution{Namespace: "ns", ID: intent, Key: "k-" + intent,
 		State: idempay.StateFailed, Durable: durable})
 	if err != nil {
 		t.Fatal(err)

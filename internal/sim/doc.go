@@ -19,7 +19,11 @@
 // store can lose its data set; a killed file store is left unclosed, so
 // that its next Open voids the dead process's leases. Every "failed" a
 // caller was told is judged again at every later send and at the end
-// (failedstory.go).
+// (failedstory.go). The Redis models keep the real store's marker
+// (crashmarker.go); a "filehost" world runs the file store on its own clock
+// on a host whose wall clock is fast at one start (hostclock.go); in
+// checkout worlds a guard's or a Deduper's Reserve may be answered after
+// its lease ran out (latereserve.go, webhooks.go).
 //
 // After each seed an oracle checks, against the fakes' ledgers and the
 // simulator's own records (never against what the SDK says of itself), the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/idempay/idempay"
+	"github.com/idempay/idempay/internal/hostclock"
 	"github.com/idempay/idempay/keystore/filestore"
 	"github.com/idempay/idempay/keystore/memstore"
 	"github.com/idempay/idempay/keystore/postgres"
@@ -145,7 +146,7 @@ func (c *client) unresolved(ctx context.Context, limit int, _ string) (ids []str
 		if err != nil {
 			return ids, "", err
 		}
-		ids = append(ids, rec.IntentID)
+		ids = append(ids, rec.ID)
 		if len(ids) >= 50*limit {
 			break
 		}
@@ -176,7 +177,7 @@ type pastView struct {
 }
 
 func view(r idempay.Record) recView {
-	blob := fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", r.Namespace, r.IntentID, r.Key,
+	blob := fmt.Appendf(nil, "%s\x00%s\x00%s\x00%s\x00%s\x00%s\x00", r.Namespace, r.ID, r.Key,
 		r.Fingerprint, r.LeaseOwner, r.ProviderRef)
 	v := recView{key: r.Key, state: string(r.State), owner: r.LeaseOwner, leaseUntil: r.LeaseUntil, attempt: r.Attempt,
 		createdAt: r.CreatedAt, closedAt: r.ClosedAt, closed: r.State.Closed(), blob: append(blob, r.Result...)}
@@ -217,6 +218,7 @@ type storeConfig struct {
 	redisAddr string
 	prefix    string                                                            // redis
 	dial      func(ctx context.Context, network, addr string) (net.Conn, error) // redis
+	host      *hostclock.Host                                                   // filestore on its own clock, on this host (else clock)
 }
 
 // openStore opens a store. The closer releases it (the file, the client).
@@ -225,8 +227,11 @@ func openStore(ctx context.Context, c storeConfig) (idempay.KeyStore, func() err
 	case "memstore":
 		return memstore.New(memstore.WithClock(c.clock)), func() error { return nil }, nil
 	case "filestore":
-		s, err := filestore.Open(c.path, filestore.WithSweepInterval(0), filestore.WithClock(c.clock),
-			filestore.WithOpenTimeout(time.Second))
+		clock := filestore.WithClock(c.clock)
+		if c.host != nil {
+			clock = hostclock.FileStore(*c.host).(filestore.Option)
+		}
+		s, err := filestore.Open(c.path, filestore.WithSweepInterval(0), clock, filestore.WithOpenTimeout(time.Second))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -325,7 +330,7 @@ func (s *hookedStore) do(ctx context.Context, sc storeCall, f func(context.Conte
 
 func (s *hookedStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
 	var res idempay.Reservation
-	err := s.do(ctx, storeCall{op: "reserve", ns: r.Namespace, intent: r.IntentID, key: r.Key, owner: r.Owner},
+	err := s.do(ctx, storeCall{op: "reserve", ns: r.Namespace, intent: r.ID, key: r.Key, owner: r.Owner},
 		func(ctx context.Context, in idempay.KeyStore) (storeAnswer, error) {
 			var err error
 			res, err = in.Reserve(ctx, r)
@@ -338,7 +343,7 @@ func (s *hookedStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (id
 }
 
 func (s *hookedStore) Resolve(ctx context.Context, res idempay.Resolution) error {
-	return s.do(ctx, storeCall{op: "resolve", ns: res.Namespace, intent: res.IntentID, key: res.Key, owner: res.LeaseOwner, state: string(res.State)},
+	return s.do(ctx, storeCall{op: "resolve", ns: res.Namespace, intent: res.ID, key: res.Key, owner: res.LeaseOwner, state: string(res.State)},
 		func(ctx context.Context, in idempay.KeyStore) (storeAnswer, error) {
 			return storeAnswer{}, in.Resolve(ctx, res)
 		})

@@ -293,7 +293,7 @@ func (c *client) unresolvedOps(ctx context.Context, t idempay.OpType) []string {
 		if err != nil || len(ids) >= 500 {
 			break
 		}
-		ids = append(ids, rec.IntentID)
+		ids = append(ids, rec.ID)
 	}
 	return ids
 }

@@ -178,9 +178,9 @@ type lostWrite struct{ intent, what string }
 func (e logged) describe() lostWrite {
 	switch {
 	case e.reserve != nil:
-		return lostWrite{e.reserve.IntentID, fmt.Sprintf("reserve of %s attempt %d key=%s", e.reserve.Namespace, e.reserve.Attempt, e.reserve.Key)}
+		return lostWrite{e.reserve.ID, fmt.Sprintf("reserve of %s attempt %d key=%s", e.reserve.Namespace, e.reserve.Attempt, e.reserve.Key)}
 	case e.resolve != nil:
-		return lostWrite{e.resolve.IntentID, fmt.Sprintf("resolve %s key=%s (durable=%v) in %s", e.resolve.State, e.resolve.Key, e.resolve.Durable, e.resolve.Namespace)}
+		return lostWrite{e.resolve.ID, fmt.Sprintf("resolve %s key=%s (durable=%v) in %s", e.resolve.State, e.resolve.Key, e.resolve.Durable, e.resolve.Namespace)}
 	}
 	return lostWrite{"", fmt.Sprintf("expire sweep (retention %s)", e.expire)}
 }

@@ -258,6 +258,7 @@ func (w *world) sweep(ctx context.Context) {
 			closedAt := o.closedAt
 			o.mu.Unlock()
 			w.tr.add(o.id, "operator", "record deleted by Expire (it was closed at %s)", fmtAt(closedAt))
+			w.judgeExpired(o, closedAt)
 		}
 	}
 }

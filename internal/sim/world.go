@@ -40,6 +40,7 @@ type world struct {
 	redis    redisArm     // the Redis store's lost reply, when armed
 	crash    *crashStore  // the store, in a world of a crash model (crashstore.go)
 	storeOff atomic.Int64 // the crash model's clock offset from true time, in ns
+	host     *hostWorld   // a filehost world's host (hostclock.go)
 	bg       sync.WaitGroup
 
 	mu             sync.Mutex
@@ -261,6 +262,9 @@ func (w *world) openStore(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if w.cfg.hostClock {
+		sc.host = w.hostSpec()
+	}
 	s, closer, err := openStore(ctx, sc)
 	if err != nil {
 		return fmt.Errorf("sim: open %s: %w", w.cfg.store, err)
@@ -268,6 +272,7 @@ func (w *world) openStore(ctx context.Context) error {
 	w.mu.Lock()
 	w.store = &storeHandle{s: s, close: closer}
 	w.mu.Unlock()
+	w.hostOpened(ctx)
 	return nil
 }
 

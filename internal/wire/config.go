@@ -8,7 +8,7 @@ import (
 )
 
 // BadConfig is the *idempay.ConfigError of an adapter's CheckConfig: the
-// field at fault and why. It matches idempay.ErrInvalidConfig.
+// field at fault and why. It matches idempay.ErrConfig.
 func BadConfig(field, format string, args ...any) error {
 	return &idempay.ConfigError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }

@@ -28,8 +28,8 @@ func TestCheckBase(t *testing.T) {
 		if (err != nil) != bad {
 			t.Errorf("%s: %v, want refused %v", raw, err, bad)
 		}
-		if err != nil && !errors.Is(err, idempay.ErrInvalidConfig) {
-			t.Errorf("%s: %v does not match ErrInvalidConfig", raw, err)
+		if err != nil && !errors.Is(err, idempay.ErrConfig) {
+			t.Errorf("%s: %v does not match ErrConfig", raw, err)
 		}
 	}
 }

@@ -79,7 +79,7 @@ const (
 // attempts apart, so any key is.
 func OwnerOf(tags Tags, rec idempay.Record) Owner {
 	switch {
-	case tags.Intent != rec.IntentID:
+	case tags.Intent != rec.ID:
 		return Foreign
 	case tags.HasKey && rec.Key != "" && tags.Key != rec.Key:
 		return Foreign

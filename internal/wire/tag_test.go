@@ -11,7 +11,7 @@ import (
 // which LegacyIsOwn accepts by the record's own reference or the
 // operator's declared claimant only.
 func TestOwnerOf(t *testing.T) {
-	rec := idempay.Record{Namespace: "stripe:shop-a", IntentID: "order-1"}
+	rec := idempay.Record{Namespace: "stripe:shop-a", ID: "order-1"}
 	for _, tc := range []struct {
 		name string
 		tags Tags
@@ -28,7 +28,7 @@ func TestOwnerOf(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
-	if got := OwnerOf(Tags{Intent: "order-1"}, idempay.Record{IntentID: "order-1"}); got != Own {
+	if got := OwnerOf(Tags{Intent: "order-1"}, idempay.Record{ID: "order-1"}); got != Own {
 		t.Errorf("a record without a namespace: %v, want Own", got)
 	}
 	// Attempts: a charge is the record's current attempt's only when it
@@ -36,8 +36,8 @@ func TestOwnerOf(t *testing.T) {
 	// can only be the first attempt's.
 	own := Tags{Intent: "order-1", Namespace: "stripe:shop-a", HasNamespace: true}
 	withKey := func(key string) Tags { t := own; t.Key, t.HasKey = key, true; return t }
-	first := idempay.Record{Namespace: "stripe:shop-a", IntentID: "order-1", Attempt: 1, Key: "k1"}
-	second := idempay.Record{Namespace: "stripe:shop-a", IntentID: "order-1", Attempt: 2, Key: "k2"}
+	first := idempay.Record{Namespace: "stripe:shop-a", ID: "order-1", Attempt: 1, Key: "k1"}
+	second := idempay.Record{Namespace: "stripe:shop-a", ID: "order-1", Attempt: 2, Key: "k2"}
 	for _, tc := range []struct {
 		name string
 		tags Tags

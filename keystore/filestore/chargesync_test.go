@@ -126,7 +126,7 @@ func TestAbsentKeyReadOnce(t *testing.T) {
 	if n := s.db.Stats().TxN - before; n != 0 {
 		t.Errorf("a key found absent was read from the file again (%d read transactions)", n)
 	}
-	r := idempay.ReserveRequest{Namespace: "n/ledger", IntentID: "a", Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
+	r := idempay.ReserveRequest{Namespace: "n/ledger", ID: "a", Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
 	if res, err := s.Reserve(ctx, r); err != nil || !res.Created {
 		t.Fatalf("Reserve = %+v, %v; want the record created", res, err)
 	}

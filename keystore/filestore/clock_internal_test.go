@@ -64,7 +64,7 @@ func openOnHost(t *testing.T, path string, h *fakeHost, log *bytes.Buffer) *Stor
 }
 
 func hostReq(id, owner string) idempay.ReserveRequest {
-	return idempay.ReserveRequest{Namespace: "ns", IntentID: id, Attempt: 1, Key: "key-" + id, Fingerprint: "fp",
+	return idempay.ReserveRequest{Namespace: "ns", ID: id, Attempt: 1, Key: "key-" + id, Fingerprint: "fp",
 		Owner: owner, Lease: time.Minute}
 }
 
@@ -81,7 +81,7 @@ func TestFastStartDoesNotShortenRetention(t *testing.T) {
 
 	s := openOnHost(t, path, h, &log)
 	r := mustReserveIn(t, s, hostReq("paid", "o1")).Record
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "paid", Key: r.Key, State: idempay.StateSucceeded}); err != nil {
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "paid", Key: r.Key, State: idempay.StateSucceeded}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -183,7 +183,7 @@ func mustReserveIn(t *testing.T, s *Store, r idempay.ReserveRequest) idempay.Res
 	t.Helper()
 	res, err := s.Reserve(context.Background(), r)
 	if err != nil {
-		t.Fatalf("Reserve(%s): %v", r.IntentID, err)
+		t.Fatalf("Reserve(%s): %v", r.ID, err)
 	}
 	return res
 }
@@ -198,7 +198,7 @@ func TestDowntimeNotCounted(t *testing.T) {
 	var log bytes.Buffer
 	s := openOnHost(t, path, h, &log)
 	r := mustReserveIn(t, s, hostReq("before", "o")).Record
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "before", Key: r.Key, State: idempay.StateSucceeded}); err != nil {
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "before", Key: r.Key, State: idempay.StateSucceeded}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -206,7 +206,7 @@ func TestDowntimeNotCounted(t *testing.T) {
 	s = openOnHost(t, path, h, &log)
 	defer s.Close()
 	r = mustReserveIn(t, s, hostReq("after", "o")).Record
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "after", Key: r.Key, State: idempay.StateSucceeded}); err != nil {
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "after", Key: r.Key, State: idempay.StateSucceeded}); err != nil {
 		t.Fatal(err)
 	}
 	h.pass(6 * 24 * time.Hour)

@@ -128,7 +128,7 @@ func skimRecord(ns, id string, v []byte) (idempay.Record, error) {
 }
 
 func decode(ns, id string, d decoder) (idempay.Record, error) {
-	r := idempay.Record{Namespace: ns, IntentID: id}
+	r := idempay.Record{Namespace: ns, ID: id}
 	switch format := d.byte(); {
 	case d.err != nil:
 	case format == recordFormat:

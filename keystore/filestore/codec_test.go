@@ -14,7 +14,7 @@ import (
 func TestRecordRoundTrip(t *testing.T) {
 	jst := time.FixedZone("JST", 9*3600)
 	full := idempay.Record{
-		Namespace: "stripe:acct_1", IntentID: "order-1", Attempt: 3, Key: "key", Fingerprint: "fp",
+		Namespace: "stripe:acct_1", ID: "order-1", Attempt: 3, Key: "key", Fingerprint: "fp",
 		State:      idempay.StateSucceeded,
 		CreatedAt:  time.Date(2030, 1, 2, 3, 4, 5, 123456789, jst),
 		UpdatedAt:  time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC), // negative Unix time
@@ -31,10 +31,10 @@ func TestRecordRoundTrip(t *testing.T) {
 	for _, r := range []idempay.Record{
 		full,
 		{Attempt: 1, State: idempay.StateOpen}, // zero times, nil Result
-		{Namespace: "n", IntentID: "i", Attempt: 1, State: idempay.StateFailed, ClosedAt: time.Unix(5, 0), Result: []byte{}},
-		{Namespace: "n", IntentID: "i", Attempt: 1 << 20, State: idempay.StatePending, Key: string(make([]byte, 300))}, // 2-byte length
+		{Namespace: "n", ID: "i", Attempt: 1, State: idempay.StateFailed, ClosedAt: time.Unix(5, 0), Result: []byte{}},
+		{Namespace: "n", ID: "i", Attempt: 1 << 20, State: idempay.StatePending, Key: string(make([]byte, 300))}, // 2-byte length
 	} {
-		got, err := decodeRecord(r.Namespace, r.IntentID, encodeRecord(r))
+		got, err := decodeRecord(r.Namespace, r.ID, encodeRecord(r))
 		if err != nil {
 			t.Fatalf("decode(encode(%+v)) = %v", r, err)
 		}
@@ -57,7 +57,7 @@ func sameRecord(a, b idempay.Record) bool {
 			return false
 		}
 	}
-	return a.Namespace == b.Namespace && a.IntentID == b.IntentID && a.Attempt == b.Attempt && a.Key == b.Key &&
+	return a.Namespace == b.Namespace && a.ID == b.ID && a.Attempt == b.Attempt && a.Key == b.Key &&
 		a.Fingerprint == b.Fingerprint && a.State == b.State && sameTime(a.CreatedAt, b.CreatedAt) &&
 		sameTime(a.UpdatedAt, b.UpdatedAt) && sameTime(a.ClosedAt, b.ClosedAt) && a.Creator == b.Creator &&
 		a.LeaseOwner == b.LeaseOwner && sameTime(a.LeaseUntil, b.LeaseUntil) && a.ProviderRef == b.ProviderRef &&
@@ -87,7 +87,7 @@ func encodeFormat1(r idempay.Record) []byte {
 
 func TestDecodeFormat1(t *testing.T) {
 	created, updated := time.Unix(1000, 5).UTC(), time.Unix(2000, 7).UTC()
-	old := idempay.Record{Namespace: "n", IntentID: "i", Key: "k", Fingerprint: "f", State: idempay.StateSucceeded,
+	old := idempay.Record{Namespace: "n", ID: "i", Key: "k", Fingerprint: "f", State: idempay.StateSucceeded,
 		CreatedAt: created, UpdatedAt: updated, LeaseOwner: "o", LeaseUntil: updated, ProviderRef: "p", Result: []byte("r")}
 	got, err := decodeRecord("n", "i", encodeFormat1(old))
 	want := old

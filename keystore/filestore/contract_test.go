@@ -141,10 +141,10 @@ func TestResolveRefusals(t *testing.T) {
 		res  idempay.Resolution
 		want error
 	}{
-		{idempay.Resolution{Namespace: "ns", IntentID: "none", Key: "k", State: idempay.StateSucceeded}, idempay.ErrNotFound},
-		{idempay.Resolution{Namespace: "other", IntentID: "a", Key: "k", State: idempay.StateSucceeded}, idempay.ErrNotFound},
-		{idempay.Resolution{Namespace: "ns", IntentID: "a", Key: "k2", State: idempay.StateSucceeded, LeaseOwner: "x"}, idempay.ErrKeyMismatch},
-		{idempay.Resolution{Namespace: "ns", IntentID: "a", Key: "k", State: idempay.StateOpen, LeaseOwner: "x"}, idempay.ErrLeaseLost},
+		{idempay.Resolution{Namespace: "ns", ID: "none", Key: "k", State: idempay.StateSucceeded}, idempay.ErrNotFound},
+		{idempay.Resolution{Namespace: "other", ID: "a", Key: "k", State: idempay.StateSucceeded}, idempay.ErrNotFound},
+		{idempay.Resolution{Namespace: "ns", ID: "a", Key: "k2", State: idempay.StateSucceeded, LeaseOwner: "x"}, idempay.ErrKeyMismatch},
+		{idempay.Resolution{Namespace: "ns", ID: "a", Key: "k", State: idempay.StateOpen, LeaseOwner: "x"}, idempay.ErrLeaseLost},
 	}
 	for _, c := range cases {
 		if err := s.Resolve(ctx, c.res); !errors.Is(err, c.want) {
@@ -186,7 +186,7 @@ func TestListOpenPages(t *testing.T) {
 	mustResolve(t, s, closeWith(closed, idempay.StateFailed))
 	got := []string{}
 	for _, r := range page {
-		got = append(got, r.IntentID)
+		got = append(got, r.ID)
 	}
 	after := idempay.CursorOf(page[len(page)-1])
 	for {
@@ -195,7 +195,7 @@ func TestListOpenPages(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range page {
-			got = append(got, r.IntentID)
+			got = append(got, r.ID)
 		}
 		if len(page) < 4 {
 			break
@@ -210,8 +210,8 @@ func TestListOpenPages(t *testing.T) {
 		t.Error("ListOpen with limit 0 succeeded; want an error")
 	}
 	// A cursor between records, in another time zone.
-	mid := idempay.Cursor{CreatedAt: t0.Add(2 * time.Microsecond).In(time.FixedZone("JST", 9*3600)), IntentID: "a-2x"}
-	if page, _ := s.ListOpen(t.Context(), "ns", mid, 1); len(page) != 1 || page[0].IntentID != "b-2" {
+	mid := idempay.Cursor{CreatedAt: t0.Add(2 * time.Microsecond).In(time.FixedZone("JST", 9*3600)), ID: "a-2x"}
+	if page, _ := s.ListOpen(t.Context(), "ns", mid, 1); len(page) != 1 || page[0].ID != "b-2" {
 		t.Errorf("ListOpen after %+v = %+v; want b-2", mid, page)
 	}
 }

@@ -54,7 +54,7 @@ func TestCrashChild(t *testing.T) {
 				id := fmt.Sprintf("r%s-w%d-%06d", round, w, i)
 				key := crand.Text()
 				got, err := s.Reserve(t.Context(), idempay.ReserveRequest{
-					Namespace: "crash", IntentID: id, Attempt: 1, Key: key, Fingerprint: "fp-" + key,
+					Namespace: "crash", ID: id, Attempt: 1, Key: key, Fingerprint: "fp-" + key,
 					Owner: "child", Lease: time.Minute,
 				})
 				if err != nil || !got.Created {
@@ -71,7 +71,7 @@ func TestCrashChild(t *testing.T) {
 				if i%2 == 0 {
 					st = idempay.StateSucceeded
 				}
-				err = s.Resolve(t.Context(), idempay.Resolution{Namespace: "crash", IntentID: id, Key: key, State: st})
+				err = s.Resolve(t.Context(), idempay.Resolution{Namespace: "crash", ID: id, Key: key, State: st})
 				if err != nil {
 					fmt.Fprintf(os.Stderr, "child: Resolve(%s): %v\n", id, err)
 					os.Exit(2)

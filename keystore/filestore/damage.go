@@ -23,7 +23,7 @@ const advice = "restore the file from a backup; do not delete it or open an empt
 type corruptError struct {
 	detail string
 	// fatal: bbolt itself stopped (a panic or a memory fault), so its
-	// view of the file can no longer be trusted; see Store.guarded.
+	// view of the file can no longer be trusted; see Store.faultSafe.
 	fatal bool
 }
 
@@ -38,12 +38,12 @@ func corrupt(format string, args ...any) error {
 	return &corruptError{detail: fmt.Sprintf(format, args...)}
 }
 
-// guard runs fn, which reaches the file through bbolt's memory map, and
+// recoverFault runs fn, which reaches the file through bbolt's memory map, and
 // turns a panic of bbolt (its assertions on a damaged page) or a memory
 // fault (SIGBUS on a page past the end of a truncated file) into a fatal
 // corruptError. Faults are recoverable only on the goroutine that sets
 // debug.SetPanicOnFault, so fn must not hand the file to another goroutine.
-func guard(fn func() error) (err error) {
+func recoverFault(fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
@@ -67,14 +67,14 @@ func isFatal(err error) bool {
 	return errors.As(err, &c) && c.fatal
 }
 
-// guarded runs fn under guard. Once bbolt has stopped on a damaged page,
+// faultSafe runs fn under guard. Once bbolt has stopped on a damaged page,
 // the Store refuses every later call with that error: writing on through a
 // damaged tree could lose records that are still intact.
-func (s *Store) guarded(fn func() error) error {
+func (s *Store) faultSafe(fn func() error) error {
 	if p := s.broken.Load(); p != nil {
 		return *p
 	}
-	err := guard(fn)
+	err := recoverFault(fn)
 	if isFatal(err) {
 		s.broken.CompareAndSwap(nil, &err)
 	}

@@ -234,7 +234,7 @@ func useDamaged(path string, damage func(), afterOpen bool) error {
 	if _, err := s.ListOpen(ctx, "t", idempay.Cursor{}, damageIntents); err != nil {
 		return err
 	}
-	r := idempay.ReserveRequest{Namespace: "t", IntentID: "new", Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
+	r := idempay.ReserveRequest{Namespace: "t", ID: "new", Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
 	if _, err := s.Reserve(ctx, r); err != nil {
 		return err
 	}
@@ -251,7 +251,7 @@ func makeDamageBase(t *testing.T, path string) {
 	}
 	ctx := t.Context()
 	for i := range damageIntents {
-		r := idempay.ReserveRequest{Namespace: "t", IntentID: damageID(i), Attempt: 1,
+		r := idempay.ReserveRequest{Namespace: "t", ID: damageID(i), Attempt: 1,
 			Key: fmt.Sprintf("key-%04d-%s", i, strings.Repeat("x", 40)), Fingerprint: "fp", Owner: "o", Lease: time.Minute}
 		if _, err := s.Reserve(ctx, r); err != nil {
 			t.Fatal(err)
@@ -259,7 +259,7 @@ func makeDamageBase(t *testing.T, path string) {
 		if i%2 == 1 {
 			continue
 		}
-		res := idempay.Resolution{Namespace: "t", IntentID: r.IntentID, Key: r.Key, State: idempay.StateSucceeded,
+		res := idempay.Resolution{Namespace: "t", ID: r.ID, Key: r.Key, State: idempay.StateSucceeded,
 			Result: []byte(`{"status":"succeeded"}`)}
 		if err := s.Resolve(ctx, res); err != nil {
 			t.Fatal(err)
@@ -343,7 +343,7 @@ func TestStoreRefusesCallsAfterDamage(t *testing.T) {
 	if _, err := s.Load(ctx, "t", damageID(0)); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("Load of an intact record after the damage = %v; want ErrCorrupt", err)
 	}
-	r := idempay.ReserveRequest{Namespace: "t", IntentID: "new", Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
+	r := idempay.ReserveRequest{Namespace: "t", ID: "new", Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
 	if _, err := s.Reserve(ctx, r); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("Reserve after the damage = %v; want ErrCorrupt", err)
 	}

@@ -58,7 +58,7 @@ func TestWhatIsSyncedBeforeReturning(t *testing.T) {
 	}
 	defer s.Close()
 	reserve := func(id, owner string) idempay.Reservation {
-		res, err := s.Reserve(ctx, idempay.ReserveRequest{Namespace: "ns", IntentID: id, Attempt: 1, Key: "k-" + id,
+		res, err := s.Reserve(ctx, idempay.ReserveRequest{Namespace: "ns", ID: id, Attempt: 1, Key: "k-" + id,
 			Fingerprint: "fp", Owner: owner, Lease: time.Minute})
 		if err != nil || !res.Claimed {
 			t.Fatalf("Reserve(%s, %s) = %+v, %v", id, owner, res, err)
@@ -66,7 +66,7 @@ func TestWhatIsSyncedBeforeReturning(t *testing.T) {
 		return res
 	}
 	resolve := func(id string, st idempay.State, durable bool) {
-		if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: id, Key: "k-" + id, State: st, Durable: durable}); err != nil {
+		if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: id, Key: "k-" + id, State: st, Durable: durable}); err != nil {
 			t.Fatalf("Resolve(%s, %s): %v", id, st, err)
 		}
 	}
@@ -105,7 +105,7 @@ func TestWhatIsSyncedBeforeReturning(t *testing.T) {
 		t.Errorf("the file holds lease until %v after a renewal to %v (first %v); want the renewal to ride on the next commit",
 			f.LeaseUntil, renewed.Record.LeaseUntil, first.Record.LeaseUntil)
 	}
-	if res, err := s.Reserve(ctx, idempay.ReserveRequest{Namespace: "ns", IntentID: "lease", Attempt: 1, Key: "x",
+	if res, err := s.Reserve(ctx, idempay.ReserveRequest{Namespace: "ns", ID: "lease", Attempt: 1, Key: "x",
 		Fingerprint: "fp", Owner: "b", Lease: time.Minute}); err != nil || res.Claimed {
 		t.Fatalf("Reserve by another owner = %+v, %v; want refused", res, err)
 	}

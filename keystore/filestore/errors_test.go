@@ -89,7 +89,7 @@ func TestOpenReadOnlyDirectory(t *testing.T) {
 func TestOpenEmptyPath(t *testing.T) {
 	_, err := filestore.Open("")
 	var ce *idempay.ConfigError
-	if !errors.As(err, &ce) || !errors.Is(err, idempay.ErrInvalidConfig) || strings.Contains(err.Error(), "link") {
-		t.Errorf("Open(\"\") = %v; want a *idempay.ConfigError matching ErrInvalidConfig", err)
+	if !errors.As(err, &ce) || !errors.Is(err, idempay.ErrConfig) || strings.Contains(err.Error(), "link") {
+		t.Errorf("Open(\"\") = %v; want a *idempay.ConfigError matching ErrConfig", err)
 	}
 }

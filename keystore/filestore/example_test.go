@@ -27,7 +27,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	res, err := s.Reserve(ctx, idempay.ReserveRequest{
-		Namespace: "stripe:acct_1", IntentID: "order-42", Attempt: 1,
+		Namespace: "stripe:acct_1", ID: "order-42", Attempt: 1,
 		Key: "0f8fad5b-d9cb-469f-a165-70867728950e", Fingerprint: "amount=1000&currency=jpy",
 		Owner: "web-1/flight-1", Lease: time.Minute,
 	})
@@ -47,7 +47,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	for _, r := range open {
-		fmt.Println("to resume:", r.IntentID, r.Key)
+		fmt.Println("to resume:", r.ID, r.Key)
 	}
 	// Output:
 	// created: true

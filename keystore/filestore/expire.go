@@ -17,8 +17,8 @@ const expireChunk = 1000
 
 // Expire implements idempay.KeyStore: it deletes the succeeded and failed
 // records closed more than retention ago by the store's clock (ClosedAt
-// before now minus retention, leaving out the downtimes since: see the
-// package documentation) and returns how many it deleted. Open and
+// before now minus retention, leaving out the downtimes since: see
+// README.md) and returns how many it deleted. Open and
 // pending records are never deleted. It reads only the index of closed
 // records, from the earliest closed, and stops at the first one closed at
 // or after the cutoff. It checks ctx between chunks of deletions and
@@ -45,7 +45,7 @@ func (s *Store) Expire(ctx context.Context, retention time.Duration) (int, error
 		}
 		n := 0
 		downs := s.downs
-		err := s.guarded(func() error {
+		err := s.faultSafe(func() error {
 			return s.db.Update(func(tx *bolt.Tx) (err error) {
 				if n, err = expireChunkBefore(tx, limit); err != nil {
 					return err
@@ -128,7 +128,7 @@ func deleteClosed(recs *bolt.Bucket, k []byte) error {
 		return err
 	}
 	if !r.State.Closed() || !bytes.Equal(closedKeyOf(r), k) {
-		return corrupt("the closed index entry %q names record %q/%q, %s, closed %v", k, r.Namespace, r.IntentID, r.State, r.ClosedAt)
+		return corrupt("the closed index entry %q names record %q/%q, %s, closed %v", k, r.Namespace, r.ID, r.State, r.ClosedAt)
 	}
 	return recs.Delete(rk)
 }

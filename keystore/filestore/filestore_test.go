@@ -48,7 +48,7 @@ func TestReopenKeepsRecords(t *testing.T) {
 	if r, err := s.Load(ctx, "ns", "done"); err != nil || r.State != idempay.StateSucceeded || string(r.Result) != "\x00\x01\x02" {
 		t.Errorf("after reopen, resolved record = %+v, %v; want succeeded with its result", r, err)
 	}
-	if open := listAll(t, s, "ns", 10); len(open) != 1 || open[0].IntentID != "open" {
+	if open := listAll(t, s, "ns", 10); len(open) != 1 || open[0].ID != "open" {
 		t.Errorf("after reopen, ListOpen = %v; want the open record only", open)
 	}
 }
@@ -220,11 +220,11 @@ func TestSweep(t *testing.T) {
 		mustReserve(t, s, req("ns", id, "k-"+id, "o"))
 	}
 	c.Advance(time.Hour)
-	mustResolve(t, s, idempay.Resolution{Namespace: "ns", IntentID: "old-done", Key: "k-old-done", State: idempay.StateFailed})
+	mustResolve(t, s, idempay.Resolution{Namespace: "ns", ID: "old-done", Key: "k-old-done", State: idempay.StateFailed})
 	// Unknown for three weeks, then settled: it must answer replays
 	// for the whole retention from now.
 	c.Advance(21 * 24 * time.Hour)
-	mustResolve(t, s, idempay.Resolution{Namespace: "ns", IntentID: "settled-late", Key: "k-settled-late", State: idempay.StateSucceeded})
+	mustResolve(t, s, idempay.Resolution{Namespace: "ns", ID: "settled-late", Key: "k-settled-late", State: idempay.StateSucceeded})
 	s.Close()
 
 	c.Advance(time.Hour)
@@ -312,7 +312,7 @@ func TestExpireLargeBacklog(t *testing.T) {
 				errs <- err
 				return
 			}
-			errs <- s.Resolve(ctx, idempay.Resolution{Namespace: r.Namespace, IntentID: r.IntentID, Key: r.Key, State: idempay.StateSucceeded})
+			errs <- s.Resolve(ctx, idempay.Resolution{Namespace: r.Namespace, ID: r.ID, Key: r.Key, State: idempay.StateSucceeded})
 		}()
 	}
 	for range n {

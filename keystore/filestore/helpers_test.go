@@ -39,13 +39,13 @@ func openClocked(t testing.TB, opts ...filestore.Option) (*filestore.Store, *fak
 
 // req is the first attempt of intent id with key, asked by owner.
 func req(ns, id, key, owner string) idempay.ReserveRequest {
-	return idempay.ReserveRequest{Namespace: ns, IntentID: id, Attempt: 1, Key: key, Fingerprint: "fp",
+	return idempay.ReserveRequest{Namespace: ns, ID: id, Attempt: 1, Key: key, Fingerprint: "fp",
 		Owner: owner, Lease: time.Minute}
 }
 
 // closeWith is the Resolution of the current attempt of r in state st.
 func closeWith(r idempay.Record, st idempay.State) idempay.Resolution {
-	return idempay.Resolution{Namespace: r.Namespace, IntentID: r.IntentID, Key: r.Key, State: st}
+	return idempay.Resolution{Namespace: r.Namespace, ID: r.ID, Key: r.Key, State: st}
 }
 
 // mustReserve reserves r and fails the test on an error.
@@ -53,7 +53,7 @@ func mustReserve(t testing.TB, s idempay.KeyStore, r idempay.ReserveRequest) ide
 	t.Helper()
 	res, err := s.Reserve(t.Context(), r)
 	if err != nil {
-		t.Fatalf("Reserve(%s/%s): %v", r.Namespace, r.IntentID, err)
+		t.Fatalf("Reserve(%s/%s): %v", r.Namespace, r.ID, err)
 	}
 	return res
 }
@@ -62,7 +62,7 @@ func mustReserve(t testing.TB, s idempay.KeyStore, r idempay.ReserveRequest) ide
 func mustResolve(t testing.TB, s idempay.KeyStore, res idempay.Resolution) {
 	t.Helper()
 	if err := s.Resolve(t.Context(), res); err != nil {
-		t.Fatalf("Resolve(%s/%s, %s): %v", res.Namespace, res.IntentID, res.State, err)
+		t.Fatalf("Resolve(%s/%s, %s): %v", res.Namespace, res.ID, res.State, err)
 	}
 }
 

@@ -67,7 +67,7 @@ func openKey(ns string, created time.Time, id string) []byte {
 }
 
 // openKeyOf is the open index key of record r.
-func openKeyOf(r idempay.Record) []byte { return openKey(r.Namespace, r.CreatedAt, r.IntentID) }
+func openKeyOf(r idempay.Record) []byte { return openKey(r.Namespace, r.CreatedAt, r.ID) }
 
 // closedKey is the key of the index of succeeded and failed records:
 // ClosedAt first, so that Expire reads only the records it deletes, then
@@ -77,4 +77,4 @@ func closedKey(closed time.Time, ns, id string) []byte {
 }
 
 // closedKeyOf is the closed index key of record r.
-func closedKeyOf(r idempay.Record) []byte { return closedKey(r.ClosedAt, r.Namespace, r.IntentID) }
+func closedKeyOf(r idempay.Record) []byte { return closedKey(r.ClosedAt, r.Namespace, r.ID) }

@@ -26,7 +26,7 @@ func (s *Store) ListOpen(ctx context.Context, namespace string, after idempay.Cu
 	// first.
 	err := s.flush()
 	if err == nil {
-		err = s.guarded(func() error {
+		err = s.faultSafe(func() error {
 			return s.db.View(func(tx *bolt.Tx) (err error) {
 				out, err = listOpen(tx, namespace, after, limit)
 				return err
@@ -41,7 +41,7 @@ func (s *Store) ListOpen(ctx context.Context, namespace string, after idempay.Cu
 
 func listOpen(tx *bolt.Tx, namespace string, after idempay.Cursor, limit int) ([]idempay.Record, error) {
 	prefix := nsPrefix(namespace)
-	from := openKey(namespace, after.CreatedAt, after.IntentID)
+	from := openKey(namespace, after.CreatedAt, after.ID)
 	recs := tx.Bucket(bucketRecords)
 	var out []idempay.Record
 	c := tx.Bucket(bucketOpen).Cursor()

@@ -49,7 +49,7 @@ func TestMigrateFormat1(t *testing.T) {
 	if n := s.VoidedLeases(); n != 3 {
 		t.Errorf("VoidedLeases = %d; want the 3 leases of the process that wrote the file", n)
 	}
-	if open := listAll(t, s, format1A, 2); len(open) != 3 || open[0].IntentID != "open-leased" || open[1].IntentID != "open-free" || open[2].IntentID != "pending-leased" {
+	if open := listAll(t, s, format1A, 2); len(open) != 3 || open[0].ID != "open-leased" || open[1].ID != "open-free" || open[2].ID != "pending-leased" {
 		t.Errorf("ListOpen(%s) = %+v; want open-leased, open-free, pending-leased", format1A, open)
 	}
 	// Closed at day 5 and days 8 to 9: expired. Created at day 1 but
@@ -112,12 +112,12 @@ func checkFormat1Records(t *testing.T, s *filestore.Store) {
 func TestFormat1RecordsAreUsable(t *testing.T) {
 	path, c := copyFormat1(t), fakes.NewClock(format1Day(25))
 	s := reopen(t, path, c)
-	heir := idempay.ReserveRequest{Namespace: format1A, IntentID: "open-leased", Attempt: 1, Key: "key-new",
+	heir := idempay.ReserveRequest{Namespace: format1A, ID: "open-leased", Attempt: 1, Key: "key-new",
 		Fingerprint: "fp-open-leased", Owner: "heir", Lease: time.Minute}
 	if res := mustReserve(t, s, heir); !res.Claimed || res.Created || res.Record.Key != "key-open-leased" {
 		t.Errorf("claim of a format 1 record = %+v; want claimed with its key, not created", res)
 	}
-	next := idempay.ReserveRequest{Namespace: format1A, IntentID: "failed-early", Attempt: 2, Key: "key-2",
+	next := idempay.ReserveRequest{Namespace: format1A, ID: "failed-early", Attempt: 2, Key: "key-2",
 		Fingerprint: "fp-2", Owner: "o", Lease: time.Minute}
 	res := mustReserve(t, s, next)
 	if !res.Created || len(res.Record.History) != 1 || res.Record.History[0].Key != "key-failed-early" ||

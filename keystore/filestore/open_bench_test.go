@@ -52,11 +52,11 @@ func fillFile(b *testing.B, path string, n int) {
 	for i := 0; i < n; {
 		err := db.Update(func(tx *bolt.Tx) error {
 			for end := min(i+50_000, n); i < end; i++ {
-				r := idempay.Record{Namespace: "stripe:acct_1", IntentID: fmt.Sprintf("order-%09d", i), Attempt: 1,
+				r := idempay.Record{Namespace: "stripe:acct_1", ID: fmt.Sprintf("order-%09d", i), Attempt: 1,
 					Key: fmt.Sprintf("%036d", i), Fingerprint: fmt.Sprintf("%064d", i), State: idempay.StateSucceeded,
 					CreatedAt: at, UpdatedAt: at, ClosedAt: at, Creator: "web-1/0123456789abcdef", ProviderRef: "pi_3MtwBwLkdIwHu7ix28a3tqPa",
 					Result: []byte(`{"id":"pi_3MtwBwLkdIwHu7ix28a3tqPa","status":"succeeded","amount":1000}`)}
-				k := recordKey(r.Namespace, r.IntentID)
+				k := recordKey(r.Namespace, r.ID)
 				if err := tx.Bucket(bucketRecords).Put(k, encodeRecord(r)); err != nil {
 					return err
 				}

@@ -39,7 +39,7 @@ const (
 )
 
 // An Option configures Open. Options check their argument and make Open
-// fail with an *idempay.ConfigError (matching idempay.ErrInvalidConfig)
+// fail with an *idempay.ConfigError (matching idempay.ErrConfig)
 // rather than run with a value that cannot work.
 type Option func(*config) error
 
@@ -91,7 +91,7 @@ func WithRetention(d time.Duration) Option {
 
 // WithMaxBatchSize is kept for compatibility and has no effect: a commit
 // takes every write waiting for it, however many, and a durable write never
-// waits for others (see the package documentation). n must be at least 1.
+// waits for others (see README.md). n must be at least 1.
 //
 // Deprecated: commits are shared without a batch to fill.
 func WithMaxBatchSize(n int) Option {
@@ -164,7 +164,7 @@ func WithSweepInterval(d time.Duration) Option {
 // LeaseUntil), Reservation.Now, and the cutoffs of Expire and the sweep.
 // Tests and the fault simulator move it by hand. The store takes it for the
 // truth: it neither restamps a file ahead of it nor leaves downtimes out of
-// Expire. The default is the host's clock, as the package documentation
+// Expire. The default is the host's clock, as README.md
 // describes under "The store's clock".
 func WithClock(now func() time.Time) Option {
 	return func(c *config) error {

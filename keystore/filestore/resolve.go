@@ -27,9 +27,9 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 		return err
 	}
 	if !res.State.Valid() {
-		return fmt.Errorf("filestore: resolve %q/%q: invalid state %q", res.Namespace, res.IntentID, res.State)
+		return fmt.Errorf("filestore: resolve %q/%q: invalid state %q", res.Namespace, res.ID, res.State)
 	}
-	return wrapErr("resolve", res.Namespace, res.IntentID, s.resolve(recordKey(res.Namespace, res.IntentID), res))
+	return wrapErr("resolve", res.Namespace, res.ID, s.resolve(recordKey(res.Namespace, res.ID), res))
 }
 
 // resolve is Resolve on the records in memory (see writes): it returns
@@ -41,7 +41,7 @@ func (s *Store) resolve(k []byte, res idempay.Resolution) error {
 	if w.closing {
 		return errClosed
 	}
-	cur, exists, seen, err := s.current(k, res.Namespace, res.IntentID)
+	cur, exists, seen, err := s.current(k, res.Namespace, res.ID)
 	if err != nil {
 		return err
 	}

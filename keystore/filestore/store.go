@@ -31,9 +31,9 @@ func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.
 	if err := idempay.CheckReserveRequest(r); err != nil {
 		return idempay.Reservation{}, fmt.Errorf("filestore: %w", err)
 	}
-	res, err := s.reserve(recordKey(r.Namespace, r.IntentID), r)
+	res, err := s.reserve(recordKey(r.Namespace, r.ID), r)
 	if err != nil {
-		return idempay.Reservation{}, wrapErr("reserve", r.Namespace, r.IntentID, err)
+		return idempay.Reservation{}, wrapErr("reserve", r.Namespace, r.ID, err)
 	}
 	return res, nil
 }
@@ -46,7 +46,7 @@ func (s *Store) reserve(k []byte, r idempay.ReserveRequest) (idempay.Reservation
 	if w.closing {
 		return idempay.Reservation{}, errClosed
 	}
-	cur, exists, seen, err := s.current(k, r.Namespace, r.IntentID)
+	cur, exists, seen, err := s.current(k, r.Namespace, r.ID)
 	if err != nil {
 		return idempay.Reservation{}, err
 	}
@@ -57,7 +57,7 @@ func (s *Store) reserve(k []byte, r idempay.ReserveRequest) (idempay.Reservation
 	next, durable := cur, !r.Unsent
 	switch {
 	case !exists:
-		next = begin(idempay.Record{Namespace: r.Namespace, IntentID: r.IntentID}, r, now)
+		next = begin(idempay.Record{Namespace: r.Namespace, ID: r.ID}, r, now)
 	case cur.BeginsAttempt(r.Attempt):
 		next.History = append(slices.Clone(cur.History), cur.Past())
 		next = begin(next, r, now)

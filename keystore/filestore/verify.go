@@ -12,7 +12,7 @@ import (
 // decoded, every index entry read, the indexes counted against the records
 // (as bbolt leaves them, they always agree) and then bbolt's own check run
 // (pages referenced twice, freed and in use, or lost). It must run under
-// guard: it touches every page on the calling goroutine first, where a
+// recoverFault: it touches every page on the calling goroutine first, where a
 // fault is recoverable, before bbolt's check reads them on its own one.
 // It returns the latest instant stamped in any record (see clock).
 //

@@ -46,7 +46,7 @@ func openKilled(t *testing.T, n int) (path string, keys []string) {
 	}
 	for i := range n {
 		k := fmt.Sprintf("key-%d", i)
-		_, err := s.Reserve(context.Background(), idempay.ReserveRequest{Namespace: "ns", IntentID: fmt.Sprint(i), Attempt: 1,
+		_, err := s.Reserve(context.Background(), idempay.ReserveRequest{Namespace: "ns", ID: fmt.Sprint(i), Attempt: 1,
 			Key: k, Fingerprint: "fp", Owner: "o", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +140,7 @@ func TestLogTornInsideACommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := func(i int) idempay.ReserveRequest {
-		return idempay.ReserveRequest{Namespace: "ns", IntentID: fmt.Sprint(i), Attempt: 1, Key: fmt.Sprintf("key-%d", i),
+		return idempay.ReserveRequest{Namespace: "ns", ID: fmt.Sprint(i), Attempt: 1, Key: fmt.Sprintf("key-%d", i),
 			Fingerprint: "fp", Owner: "o", Lease: time.Minute}
 	}
 	if _, err := s.Reserve(context.Background(), r(0)); err != nil {
@@ -150,7 +150,7 @@ func TestLogTornInsideACommit(t *testing.T) {
 	start := s.log.off
 	batch := map[string]dirtyRecord{}
 	for i := 1; i <= 3; i++ {
-		batch[string(recordKey("ns", fmt.Sprint(i)))] = dirtyRecord{rec: begin(idempay.Record{Namespace: "ns", IntentID: fmt.Sprint(i)}, r(i), time.Now().UTC())}
+		batch[string(recordKey("ns", fmt.Sprint(i)))] = dirtyRecord{rec: begin(idempay.Record{Namespace: "ns", ID: fmt.Sprint(i)}, r(i), time.Now().UTC())}
 	}
 	s.w.mu.Lock()
 	err = s.log.appendEntries(batch)
@@ -190,9 +190,9 @@ func TestLogKeepsWriteOrder(t *testing.T) {
 	batch := map[string]dirtyRecord{}
 	for i := range n {
 		id := fmt.Sprint(i)
-		r := idempay.ReserveRequest{Namespace: "ns", IntentID: id, Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
+		r := idempay.ReserveRequest{Namespace: "ns", ID: id, Attempt: 1, Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute}
 		// Write numbers that run against the keys' own order.
-		batch[string(recordKey("ns", id))] = dirtyRecord{rec: begin(idempay.Record{Namespace: "ns", IntentID: id}, r, time.Now().UTC()),
+		batch[string(recordKey("ns", id))] = dirtyRecord{rec: begin(idempay.Record{Namespace: "ns", ID: id}, r, time.Now().UTC()),
 			seq: uint64(n - i)}
 	}
 	start := s.log.off
@@ -207,8 +207,8 @@ func TestLogKeepsWriteOrder(t *testing.T) {
 		if !ok {
 			t.Fatalf("entry at %d unreadable", off)
 		}
-		if e.rec.IntentID != fmt.Sprint(want) {
-			t.Fatalf("entry %d of the commit is intent %s; want %d (the commit's writes in their order)", n-1-want, e.rec.IntentID, want)
+		if e.rec.ID != fmt.Sprint(want) {
+			t.Fatalf("entry %d of the commit is intent %s; want %d (the commit's writes in their order)", n-1-want, e.rec.ID, want)
 		}
 		off += int64(size)
 	}

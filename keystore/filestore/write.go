@@ -101,7 +101,7 @@ func (s *Store) current(k []byte, ns, id string) (r idempay.Record, ok bool, seq
 			s.w.absent[string(k)] = struct{}{}
 		}
 	}()
-	err = s.guarded(func() error {
+	err = s.faultSafe(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			v := tx.Bucket(bucketRecords).Get(k)
 			if v == nil {
@@ -276,7 +276,7 @@ func (s *Store) checkpoint() error {
 	}
 	upTo, cpWant, lsn := w.seq, w.cpWant, s.log.lsn
 	w.mu.Unlock()
-	err := s.guarded(func() error {
+	err := s.faultSafe(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			if err := commit(tx, batch); err != nil {
 				return err

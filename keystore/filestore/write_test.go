@@ -28,7 +28,7 @@ func TestConcurrentWritesShareCommits(t *testing.T) {
 		done.Go(func() {
 			ready.Done()
 			<-start
-			_, err := s.Reserve(t.Context(), idempay.ReserveRequest{Namespace: "n", IntentID: fmt.Sprint(i), Attempt: 1,
+			_, err := s.Reserve(t.Context(), idempay.ReserveRequest{Namespace: "n", ID: fmt.Sprint(i), Attempt: 1,
 				Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute})
 			if err != nil {
 				t.Error(err)
@@ -55,7 +55,7 @@ func TestLoneWriterDoesNotWaitForBatch(t *testing.T) {
 	defer s.Close()
 	start := time.Now()
 	for i := range 3 {
-		_, err := s.Reserve(t.Context(), idempay.ReserveRequest{Namespace: "n", IntentID: string(rune('a' + i)), Attempt: 1,
+		_, err := s.Reserve(t.Context(), idempay.ReserveRequest{Namespace: "n", ID: string(rune('a' + i)), Attempt: 1,
 			Key: "k", Fingerprint: "fp", Owner: "o", Lease: time.Minute})
 		if err != nil {
 			t.Fatal(err)

@@ -15,7 +15,7 @@ func Example() {
 	ctx := context.Background()
 	s := memstore.New()
 	req := idempay.ReserveRequest{
-		Namespace: "stripe:acct_1", IntentID: "order-42", Attempt: 1,
+		Namespace: "stripe:acct_1", ID: "order-42", Attempt: 1,
 		Key: "key-A", Fingerprint: "fp-1", Owner: "instance-1/flight-1", Lease: time.Minute,
 	}
 	first, _ := s.Reserve(ctx, req)

@@ -74,10 +74,10 @@ func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock()
-	cur, ok := s.byNS[r.Namespace][r.IntentID]
+	cur, ok := s.byNS[r.Namespace][r.ID]
 	switch {
 	case !ok:
-		cur = idempay.Record{Namespace: r.Namespace, IntentID: r.IntentID}
+		cur = idempay.Record{Namespace: r.Namespace, ID: r.ID}
 		cur = begin(cur, r, now)
 	case cur.BeginsAttempt(r.Attempt):
 		cur.History = append(slices.Clone(cur.History), cur.Past())
@@ -109,7 +109,7 @@ func (s *Store) put(r idempay.Record) {
 		ns = make(map[string]idempay.Record)
 		s.byNS[r.Namespace] = ns
 	}
-	ns[r.IntentID] = r
+	ns[r.ID] = r
 }
 
 // Resolve applies res to the stored record and releases its lease. It
@@ -124,20 +124,20 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 		return err
 	}
 	if !res.State.Valid() {
-		return fmt.Errorf("memstore: resolve %q/%q: invalid state %q", res.Namespace, res.IntentID, res.State)
+		return fmt.Errorf("memstore: resolve %q/%q: invalid state %q", res.Namespace, res.ID, res.State)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur, ok := s.byNS[res.Namespace][res.IntentID]
+	cur, ok := s.byNS[res.Namespace][res.ID]
 	switch {
 	case !ok:
-		return fmt.Errorf("memstore: resolve %q/%q: %w", res.Namespace, res.IntentID, idempay.ErrNotFound)
+		return fmt.Errorf("memstore: resolve %q/%q: %w", res.Namespace, res.ID, idempay.ErrNotFound)
 	case cur.Key != res.Key:
-		return fmt.Errorf("memstore: resolve %q/%q: %w", res.Namespace, res.IntentID, idempay.ErrKeyMismatch)
+		return fmt.Errorf("memstore: resolve %q/%q: %w", res.Namespace, res.ID, idempay.ErrKeyMismatch)
 	case cur.State.Closed():
-		return fmt.Errorf("memstore: resolve %q/%q (%s): %w", res.Namespace, res.IntentID, cur.State, idempay.ErrAlreadyResolved)
+		return fmt.Errorf("memstore: resolve %q/%q (%s): %w", res.Namespace, res.ID, cur.State, idempay.ErrAlreadyResolved)
 	case res.LeaseOwner != "" && cur.LeaseOwner != res.LeaseOwner:
-		return fmt.Errorf("memstore: resolve %q/%q: %w", res.Namespace, res.IntentID, idempay.ErrLeaseLost)
+		return fmt.Errorf("memstore: resolve %q/%q: %w", res.Namespace, res.ID, idempay.ErrLeaseLost)
 	}
 	now := s.clock()
 	if res.State != idempay.StateOpen {
@@ -154,7 +154,7 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	}
 	cur.UpdatedAt = now
 	cur.LeaseOwner, cur.LeaseUntil = "", time.Time{}
-	s.byNS[res.Namespace][res.IntentID] = cur
+	s.byNS[res.Namespace][res.ID] = cur
 	return nil
 }
 
@@ -193,7 +193,7 @@ func (s *Store) ListOpen(ctx context.Context, namespace string, after idempay.Cu
 	}
 	s.mu.RUnlock()
 	slices.SortFunc(out, func(a, b idempay.Record) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.IntentID, b.IntentID))
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 	})
 	if limit < len(out) {
 		out = out[:limit]

@@ -54,7 +54,7 @@ func TestRelaxedResolveIsLostInACrash(t *testing.T) {
 	r := request("ns", "order-1")
 	reserve(t, s, r)
 	pg.FreezeWALWriter() // nothing unflushed reaches the OS from now on
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: r.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: r.Key,
 		State: idempay.StateSucceeded, Result: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}

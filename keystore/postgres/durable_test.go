@@ -82,7 +82,7 @@ func probedInsert(t *testing.T, s *Store, conn *pgxpool.Conn, r idempay.ReserveR
 		claimed     bool
 		inside, lsn string
 	)
-	_, err := scanRecord(conn.QueryRow(t.Context(), q.insert, r.Namespace, r.IntentID, r.Attempt, r.Key,
+	_, err := scanRecord(conn.QueryRow(t.Context(), q.insert, r.Namespace, r.ID, r.Attempt, r.Key,
 		r.Fingerprint, r.Owner, microseconds(r.Lease)), &now, &claimed, &inside, &lsn)
 	if err != nil {
 		t.Fatalf("probed insert: %v", err)
@@ -119,7 +119,7 @@ func TestDurableCommits(t *testing.T) {
 			if got := probedInsert(t, s, conn, r); got != durable {
 				t.Errorf("Reserve's insert: %+v; want %+v", got, durable)
 			}
-			res := idempay.Resolution{Namespace: "ns", IntentID: "a", Key: r.Key,
+			res := idempay.Resolution{Namespace: "ns", ID: "a", Key: r.Key,
 				State: idempay.StateSucceeded, Durable: tc.durable}
 			if got := probedResolve(t, s, conn, res); got != durable {
 				t.Errorf("durable Resolve: %+v; want %+v", got, durable)
@@ -148,7 +148,7 @@ func TestRelaxedResolve(t *testing.T) {
 	for i := range n {
 		r := request("ns", fmt.Sprint("order-", i))
 		reserve(t, s, r)
-		got := probedResolve(t, s, conn, idempay.Resolution{Namespace: "ns", IntentID: r.IntentID, Key: r.Key,
+		got := probedResolve(t, s, conn, idempay.Resolution{Namespace: "ns", ID: r.ID, Key: r.Key,
 			State: idempay.StateSucceeded})
 		if got.inside != "off" || got.after != "on" {
 			t.Fatalf("relaxed Resolve: synchronous_commit %q inside, %q after; want off, then the session's on", got.inside, got.after)

@@ -17,7 +17,7 @@ import (
 // moves lease_until itself.
 func request(ns, id string) idempay.ReserveRequest {
 	return idempay.ReserveRequest{
-		Namespace: ns, IntentID: id, Attempt: 1, Key: "key-" + id, Fingerprint: "fp-" + id,
+		Namespace: ns, ID: id, Attempt: 1, Key: "key-" + id, Fingerprint: "fp-" + id,
 		Owner: "owner", Lease: time.Minute,
 	}
 }
@@ -27,7 +27,7 @@ func reserve(tb testing.TB, s *Store, r idempay.ReserveRequest) idempay.Reservat
 	tb.Helper()
 	res, err := s.Reserve(context.Background(), r)
 	if err != nil {
-		tb.Fatalf("Reserve(%s/%s by %s) = %v", r.Namespace, r.IntentID, r.Owner, err)
+		tb.Fatalf("Reserve(%s/%s by %s) = %v", r.Namespace, r.ID, r.Owner, err)
 	}
 	return res
 }
@@ -41,7 +41,7 @@ func resolve(tb testing.TB, s *Store, ns, id string, st idempay.State) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: ns, IntentID: id, Key: rec.Key, State: st,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: ns, ID: id, Key: rec.Key, State: st,
 		Result: []byte(`{"state":"` + string(st) + `"}`)}); err != nil {
 		tb.Fatalf("Resolve(%s/%s, %s) = %v", ns, id, st, err)
 	}

@@ -58,7 +58,7 @@ func TestTakeoverAcrossInstances(t *testing.T) {
 			took.Now, held.Record.LeaseUntil, took.Record.Key, took.Created, held.Record.Key)
 	}
 	for _, st := range []idempay.State{idempay.StateOpen, idempay.StateFailed} {
-		err := a.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: held.Record.Key,
+		err := a.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", ID: "order-1", Key: held.Record.Key,
 			State: st, LeaseOwner: "a"})
 		if !errors.Is(err, idempay.ErrLeaseLost) {
 			t.Errorf("A's late Resolve(%s) naming itself = %v; want ErrLeaseLost", st, err)
@@ -120,11 +120,11 @@ func TestFleetRace(t *testing.T) {
 					return
 				}
 				mu.Lock()
-				if keys[r.IntentID] == nil {
-					keys[r.IntentID] = map[string]bool{}
+				if keys[r.ID] == nil {
+					keys[r.ID] = map[string]bool{}
 				}
-				keys[r.IntentID][res.Record.Key] = true
-				answers[r.IntentID] = append(answers[r.IntentID], answer{res.Created, res.Claimed})
+				keys[r.ID][res.Record.Key] = true
+				answers[r.ID] = append(answers[r.ID], answer{res.Created, res.Claimed})
 				mu.Unlock()
 			}
 		})

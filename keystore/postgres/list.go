@@ -16,7 +16,7 @@ func (s *Store) ListOpen(ctx context.Context, namespace string, after idempay.Cu
 	if limit <= 0 {
 		return nil, fmt.Errorf("postgres: list open: limit %d is not positive", limit)
 	}
-	rows, err := s.pool.Query(ctx, s.q.listOpen, namespace, after.CreatedAt, after.IntentID, limit)
+	rows, err := s.pool.Query(ctx, s.q.listOpen, namespace, after.CreatedAt, after.ID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list open: %w", err)
 	}

@@ -42,9 +42,9 @@ func TestListOpenPagesBytewise(t *testing.T) {
 			break
 		}
 		if !cur.After(page[0]) {
-			t.Errorf("ListOpen after %+v returned %q, which is not after the cursor", cur, page[0].IntentID)
+			t.Errorf("ListOpen after %+v returned %q, which is not after the cursor", cur, page[0].ID)
 		}
-		got = append(got, page[0].IntentID)
+		got = append(got, page[0].ID)
 		cur = idempay.CursorOf(page[0])
 	}
 	if !slices.Equal(got, want) {
@@ -56,7 +56,7 @@ func TestListOpenPagesBytewise(t *testing.T) {
 	}
 	var one []string
 	for _, r := range all {
-		one = append(one, r.IntentID)
+		one = append(one, r.ID)
 	}
 	if !slices.Equal(one, want) {
 		t.Errorf("one page: %q\nwant Go's order: %q", strings.Join(one, " "), strings.Join(want, " "))
@@ -71,11 +71,11 @@ func TestListOpenOrder(t *testing.T) {
 		reserve(t, s, request("ns", id))
 	}
 	page, err := s.ListOpen(t.Context(), "ns", idempay.Cursor{}, 2)
-	if err != nil || len(page) != 2 || page[0].IntentID != "c" || page[1].IntentID != "a" {
+	if err != nil || len(page) != 2 || page[0].ID != "c" || page[1].ID != "a" {
 		t.Fatalf("first page = %+v, %v; want c, a (creation order)", page, err)
 	}
 	rest, err := s.ListOpen(t.Context(), "ns", idempay.CursorOf(page[1]), 2)
-	if err != nil || len(rest) != 1 || rest[0].IntentID != "b" {
+	if err != nil || len(rest) != 1 || rest[0].ID != "b" {
 		t.Errorf("second page = %+v, %v; want b", rest, err)
 	}
 	if _, err := s.ListOpen(t.Context(), "ns", idempay.Cursor{}, 0); err == nil {

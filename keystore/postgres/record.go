@@ -37,7 +37,7 @@ func scanRecord(row pgx.Row, extra ...any) (idempay.Record, error) {
 		history              []byte
 	)
 	dest := append([]any{
-		&r.Namespace, &r.IntentID, &r.Attempt, &r.Key, &r.Fingerprint, &state,
+		&r.Namespace, &r.ID, &r.Attempt, &r.Key, &r.Fingerprint, &state,
 		&r.CreatedAt, &r.UpdatedAt, &closedAt, &r.Creator, &r.LeaseOwner,
 		&leaseUntil, &r.ProviderRef, &r.Result, &history,
 	}, extra...)
@@ -55,7 +55,7 @@ func scanRecord(row pgx.Row, extra ...any) (idempay.Record, error) {
 	}
 	h, err := decodeHistory(history)
 	if err != nil {
-		return idempay.Record{}, fmt.Errorf("history of %q/%q: %w", r.Namespace, r.IntentID, err)
+		return idempay.Record{}, fmt.Errorf("history of %q/%q: %w", r.Namespace, r.ID, err)
 	}
 	r.History = h
 	return r, nil

@@ -28,7 +28,7 @@ func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.
 	if err := idempay.CheckReserveRequest(r); err != nil {
 		return idempay.Reservation{}, fmt.Errorf("postgres: %w", err)
 	}
-	args := []any{r.Namespace, r.IntentID, r.Attempt, r.Key, r.Fingerprint, r.Owner, microseconds(r.Lease)}
+	args := []any{r.Namespace, r.ID, r.Attempt, r.Key, r.Fingerprint, r.Owner, microseconds(r.Lease)}
 	for range reserveAttempts {
 		res, err := s.reserveStep(ctx, s.q.insert, args)
 		if err == nil {
@@ -47,7 +47,7 @@ func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.
 		return s.answer(r, res), nil
 	}
 	return idempay.Reservation{}, fmt.Errorf("postgres: reserve: record of %q/%q vanished %d times during reserve",
-		r.Namespace, r.IntentID, reserveAttempts)
+		r.Namespace, r.ID, reserveAttempts)
 }
 
 // reserveStep runs one of Reserve's statements, which return the record,

@@ -30,7 +30,7 @@ func TestReserveInserts(t *testing.T) {
 		t.Errorf("CreatedAt %s, UpdatedAt %s, LeaseUntil %s; want Now (%s), Now, Now + 1m",
 			rec.CreatedAt, rec.UpdatedAt, rec.LeaseUntil, res.Now)
 	}
-	want := idempay.Record{Namespace: "ns", IntentID: "a", Attempt: 1, Key: "key-a", Fingerprint: "fp-a",
+	want := idempay.Record{Namespace: "ns", ID: "a", Attempt: 1, Key: "key-a", Fingerprint: "fp-a",
 		State: idempay.StateOpen, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Creator: "owner",
 		LeaseOwner: "owner", LeaseUntil: rec.LeaseUntil}
 	if !reflect.DeepEqual(rec, want) {
@@ -144,7 +144,7 @@ func TestReserveTakesOverAtLeaseUntil(t *testing.T) {
 func TestReserveFreeLease(t *testing.T) {
 	s := openStore(t)
 	rec := reserve(t, s, request("ns", "a")).Record
-	if err := s.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", IntentID: "a", Key: rec.Key,
+	if err := s.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", ID: "a", Key: rec.Key,
 		State: idempay.StateOpen, LeaseOwner: "owner"}); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestReserveBeginsAttempt(t *testing.T) {
 	s := openStore(t)
 	ctx := t.Context()
 	one := reserve(t, s, request("ns", "a")).Record
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "a", Key: one.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "a", Key: one.Key,
 		State: idempay.StateFailed, ProviderRef: "ch_1", Result: binaryResult()}); err != nil {
 		t.Fatal(err)
 	}
@@ -180,13 +180,13 @@ func TestReserveBeginsAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := idempay.ReserveRequest{Namespace: "ns", IntentID: "a", Attempt: 2, Key: "key-2", Fingerprint: "fp-2",
+	r := idempay.ReserveRequest{Namespace: "ns", ID: "a", Attempt: 2, Key: "key-2", Fingerprint: "fp-2",
 		Owner: "owner-2", Lease: time.Minute}
 	res := reserve(t, s, r)
 	if !res.Created || !res.Claimed {
 		t.Fatalf("Reserve of attempt 2 over a failed attempt 1: Created %v, Claimed %v; want both", res.Created, res.Claimed)
 	}
-	want := idempay.Record{Namespace: "ns", IntentID: "a", Attempt: 2, Key: "key-2", Fingerprint: "fp-2",
+	want := idempay.Record{Namespace: "ns", ID: "a", Attempt: 2, Key: "key-2", Fingerprint: "fp-2",
 		State: idempay.StateOpen, CreatedAt: res.Now, UpdatedAt: res.Now, Creator: "owner-2",
 		LeaseOwner: "owner-2", LeaseUntil: res.Now.Add(time.Minute),
 		History: []idempay.PastAttempt{failed.Past()}}
@@ -219,7 +219,7 @@ func TestReserveOneNewAttempt(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range callers {
 		wg.Go(func() {
-			r := idempay.ReserveRequest{Namespace: "ns", IntentID: "a", Attempt: 2,
+			r := idempay.ReserveRequest{Namespace: "ns", ID: "a", Attempt: 2,
 				Key: "key-2-" + string(rune('a'+i)), Fingerprint: "fp-2", Owner: "owner-" + string(rune('a'+i)),
 				Lease: time.Minute}
 			results[i] = reserve(t, s, r)

@@ -21,7 +21,7 @@ import (
 // otherwise it does not (synchronous_commit off, for this statement only).
 func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	if !res.State.Valid() {
-		return fmt.Errorf("postgres: resolve %q/%q: invalid state %q", res.Namespace, res.IntentID, res.State)
+		return fmt.Errorf("postgres: resolve %q/%q: invalid state %q", res.Namespace, res.ID, res.State)
 	}
 	var (
 		key, state, owner string
@@ -35,7 +35,7 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 		err = refusal(res, key, idempay.State(state), owner)
 	}
 	if err != nil {
-		return fmt.Errorf("postgres: resolve %q/%q: %w", res.Namespace, res.IntentID, err)
+		return fmt.Errorf("postgres: resolve %q/%q: %w", res.Namespace, res.ID, err)
 	}
 	return nil
 }
@@ -43,7 +43,7 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 // resolveArgs are the parameters of resolveSQL for res.
 func (s *Store) resolveArgs(res idempay.Resolution) []any {
 	durable := res.Durable || s.cfg.durableResolve
-	return []any{res.Namespace, res.IntentID, res.Key, string(res.State),
+	return []any{res.Namespace, res.ID, res.Key, string(res.State),
 		res.ProviderRef, res.Result != nil, res.Result, durable, res.LeaseOwner}
 }
 

@@ -16,7 +16,7 @@ func TestResolveStamps(t *testing.T) {
 	s := openStore(t)
 	ctx := t.Context()
 	rec := reserve(t, s, request("ns", "a")).Record
-	res := idempay.Resolution{Namespace: "ns", IntentID: "a", Key: rec.Key}
+	res := idempay.Resolution{Namespace: "ns", ID: "a", Key: rec.Key}
 	write := func(st idempay.State, ref string, result []byte) idempay.Record {
 		t.Helper()
 		res.State, res.ProviderRef, res.Result = st, ref, result
@@ -63,28 +63,28 @@ func TestResolveRefusals(t *testing.T) {
 		res  idempay.Resolution
 		want error
 	}{
-		"no record":                    {idempay.Resolution{IntentID: "none", Key: "k"}, idempay.ErrNotFound},
-		"other namespace":              {idempay.Resolution{Namespace: "ns2", IntentID: "open", Key: "key-open"}, idempay.ErrNotFound},
-		"wrong key":                    {idempay.Resolution{IntentID: "open", Key: "k", LeaseOwner: "other"}, idempay.ErrKeyMismatch},
-		"wrong key of a closed record": {idempay.Resolution{IntentID: "closed", Key: "k"}, idempay.ErrKeyMismatch},
-		"closed":                       {idempay.Resolution{IntentID: "closed", Key: "key-closed", LeaseOwner: "other"}, idempay.ErrAlreadyResolved},
-		"lease of another owner":       {idempay.Resolution{IntentID: "open", Key: "key-open", LeaseOwner: "other"}, idempay.ErrLeaseLost},
+		"no record":                    {idempay.Resolution{ID: "none", Key: "k"}, idempay.ErrNotFound},
+		"other namespace":              {idempay.Resolution{Namespace: "ns2", ID: "open", Key: "key-open"}, idempay.ErrNotFound},
+		"wrong key":                    {idempay.Resolution{ID: "open", Key: "k", LeaseOwner: "other"}, idempay.ErrKeyMismatch},
+		"wrong key of a closed record": {idempay.Resolution{ID: "closed", Key: "k"}, idempay.ErrKeyMismatch},
+		"closed":                       {idempay.Resolution{ID: "closed", Key: "key-closed", LeaseOwner: "other"}, idempay.ErrAlreadyResolved},
+		"lease of another owner":       {idempay.Resolution{ID: "open", Key: "key-open", LeaseOwner: "other"}, idempay.ErrLeaseLost},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if tc.res.Namespace == "" {
 				tc.res.Namespace = "ns"
 			}
 			tc.res.State = idempay.StateFailed
-			before, _ := s.Load(ctx, "ns", tc.res.IntentID)
+			before, _ := s.Load(ctx, "ns", tc.res.ID)
 			if err := s.Resolve(ctx, tc.res); !errors.Is(err, tc.want) {
 				t.Errorf("Resolve = %v; want %v", err, tc.want)
 			}
-			if after, _ := s.Load(ctx, "ns", tc.res.IntentID); !after.UpdatedAt.Equal(before.UpdatedAt) || after.State != before.State {
+			if after, _ := s.Load(ctx, "ns", tc.res.ID); !after.UpdatedAt.Equal(before.UpdatedAt) || after.State != before.State {
 				t.Errorf("a refused Resolve changed the record: %+v\nwas %+v", after, before)
 			}
 		})
 	}
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "open", Key: "key-open", State: "done"}); err == nil {
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "open", Key: "key-open", State: "done"}); err == nil {
 		t.Error("Resolve with an invalid state = nil error; want it refused")
 	}
 }

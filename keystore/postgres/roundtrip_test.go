@@ -96,7 +96,7 @@ func charge(t *testing.T, s *Store, id string, durable bool) {
 	if !res.Created || !res.Claimed {
 		t.Fatalf("Reserve(%q) = created %v claimed %v; want a new claimed record", id, res.Created, res.Claimed)
 	}
-	if err := s.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", IntentID: id, Key: res.Record.Key,
+	if err := s.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", ID: id, Key: res.Record.Key,
 		State: idempay.StateSucceeded, Result: []byte(`{"ok":true}`), Durable: durable}); err != nil {
 		t.Fatalf("Resolve(%q) = %v", id, err)
 	}
@@ -145,11 +145,11 @@ func TestRoundTripsPerOperation(t *testing.T) {
 		{"Reserve renewing", 2, func() error { _, err := s.Reserve(ctx, request("ns", "a")); return err }},
 		{"Reserve beginning attempt 2", 2, func() error { _, err := s.Reserve(ctx, next); return err }},
 		{"Resolve refused (wrong key)", 1, func() error {
-			err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "a", Key: "other", State: idempay.StateFailed})
+			err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "a", Key: "other", State: idempay.StateFailed})
 			return ignore(err, idempay.ErrKeyMismatch)
 		}},
 		{"Resolve not found", 1, func() error {
-			err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "none", Key: "k", State: idempay.StateFailed})
+			err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "none", Key: "k", State: idempay.StateFailed})
 			return ignore(err, idempay.ErrNotFound)
 		}},
 		{"Load", 1, func() error { _, err := s.Load(ctx, "ns", "a"); return err }},

@@ -49,7 +49,7 @@ func BenchmarkCharge(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: r.IntentID,
+				if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: r.ID,
 					Key: res.Record.Key, State: idempay.StateSucceeded, Durable: durable}); err != nil {
 					b.Fatal(err)
 				}

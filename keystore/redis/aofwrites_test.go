@@ -24,7 +24,7 @@ func TestClosingResolveIsOneHSET(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := hsetCalls(t, c.Info(ctx, "commandstats").Val())
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: r.Record.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: r.Record.Key,
 		State: idempay.StateSucceeded, ProviderRef: "ch_1", Result: []byte(`{}`)}); err != nil {
 		t.Fatal(err)
 	}

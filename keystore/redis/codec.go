@@ -69,7 +69,7 @@ func micros(t time.Time) int64 { return t.UnixMicro() }
 func decodeRecord(h map[string]string) (idempay.Record, error) {
 	r := idempay.Record{
 		Namespace:   h[fNamespace],
-		IntentID:    h[fIntentID],
+		ID:          h[fIntentID],
 		Key:         h[fKey],
 		Fingerprint: h[fFingerprint],
 		State:       idempay.State(h[fState]),

@@ -55,7 +55,7 @@ func TestDurabilityFallback(t *testing.T) {
 		t.Errorf("Durability.Err() = %v; want a *DurabilityError listing the problems", d.Err())
 	}
 	r := mustReserve(t, s, request("ns", "order-1", "owner"))
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: r.Record.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: r.Record.Key,
 		State: idempay.StateSucceeded, Durable: true}); err != nil {
 		t.Errorf("durable Resolve on a server without WAITAOF = %v; want the fallback: no error", err)
 	}
@@ -176,11 +176,11 @@ func TestDurableWritesWaitForTheAOF(t *testing.T) {
 	s := storeWithWaitAOF(t, h)
 	ctx := t.Context()
 	r := mustReserve(t, s, request("ns", "order-1", "owner"))
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: r.Record.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: r.Record.Key,
 		State: idempay.StateOpen, LeaseOwner: "owner"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: r.Record.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: r.Record.Key,
 		State: idempay.StateSucceeded, Durable: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func Example() {
 			return
 		}
 		for _, r := range page {
-			fmt.Println(r.IntentID, r.State, r.Key)
+			fmt.Println(r.ID, r.State, r.Key)
 		}
 		if len(page) < 100 {
 			return

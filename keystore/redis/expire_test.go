@@ -32,7 +32,7 @@ func TestExpireDeletesInBatches(t *testing.T) {
 	for i := range open {
 		r := mustReserve(t, s, request("ns0", fmt.Sprintf("open-%d", i), "owner"))
 		if i%2 == 1 {
-			if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns0", IntentID: r.Record.IntentID,
+			if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns0", ID: r.Record.ID,
 				Key: r.Record.Key, State: idempay.StatePending}); err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func settleMany(t *testing.T, s *Store, n, g int) {
 				got, err := s.Reserve(t.Context(), request(ns, id, "owner"))
 				if err == nil {
 					st := []idempay.State{idempay.StateSucceeded, idempay.StateFailed}[i%2]
-					err = s.Resolve(t.Context(), idempay.Resolution{Namespace: ns, IntentID: id, Key: got.Record.Key, State: st})
+					err = s.Resolve(t.Context(), idempay.Resolution{Namespace: ns, ID: id, Key: got.Record.Key, State: st})
 				}
 				if err != nil {
 					errs <- err
@@ -124,7 +124,7 @@ func TestExpireRunsFromClosing(t *testing.T) {
 	s.offset = -48 * time.Hour // reserved two days ago
 	r := mustReserve(t, s, request("ns", "late", "owner"))
 	s.offset = 0
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "late", Key: r.Record.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "late", Key: r.Record.Key,
 		State: idempay.StateSucceeded}); err != nil {
 		t.Fatal(err)
 	}
@@ -174,11 +174,11 @@ func TestClosingResolveIsOneRoundTrip(t *testing.T) {
 	h := newScriptCounter()
 	c.AddHook(h)
 	r := mustReserve(t, s, request("ns", "order-1", "owner"))
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: r.Record.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: r.Record.Key,
 		State: idempay.StateOpen, LeaseOwner: "owner"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: r.Record.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: r.Record.Key,
 		State: idempay.StateSucceeded}); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestExpireSkipsVanishedAndReopened(t *testing.T) {
 	s.offset = -48 * time.Hour // created two days ago, closed now
 	late := mustReserve(t, s, request("ns", "late", "owner"))
 	s.offset = 0
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "late", Key: late.Record.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "late", Key: late.Record.Key,
 		State: idempay.StateSucceeded}); err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func openStoreOn(tb testing.TB, c *goredis.Client, opts ...Option) *Store {
 
 // request is the first attempt of (ns, id) by owner, leased for a minute.
 func request(ns, id, owner string) idempay.ReserveRequest {
-	return idempay.ReserveRequest{Namespace: ns, IntentID: id, Attempt: 1, Key: "key-" + id + "-" + owner,
+	return idempay.ReserveRequest{Namespace: ns, ID: id, Attempt: 1, Key: "key-" + id + "-" + owner,
 		Fingerprint: "fp-" + id, Owner: owner, Lease: time.Minute}
 }
 
@@ -87,7 +87,7 @@ func mustReserve(tb testing.TB, s *Store, r idempay.ReserveRequest) idempay.Rese
 	tb.Helper()
 	got, err := s.Reserve(tb.Context(), r)
 	if err != nil {
-		tb.Fatalf("Reserve(%q, %q) = %v", r.Namespace, r.IntentID, err)
+		tb.Fatalf("Reserve(%q, %q) = %v", r.Namespace, r.ID, err)
 	}
 	return got
 }
@@ -96,7 +96,7 @@ func mustReserve(tb testing.TB, s *Store, r idempay.ReserveRequest) idempay.Rese
 func settle(tb testing.TB, s *Store, ns, id string, st idempay.State) idempay.Record {
 	tb.Helper()
 	got := mustReserve(tb, s, request(ns, id, "owner"))
-	if err := s.Resolve(tb.Context(), idempay.Resolution{Namespace: ns, IntentID: id,
+	if err := s.Resolve(tb.Context(), idempay.Resolution{Namespace: ns, ID: id,
 		Key: got.Record.Key, State: st}); err != nil {
 		tb.Fatalf("Resolve(%q, %q, %s) = %v", ns, id, st, err)
 	}

@@ -75,7 +75,7 @@ func TestOldLayoutReads(t *testing.T) {
 		string(done.Result) != "ok" || done.ProviderRef != "ch_1" {
 		t.Errorf("old succeeded record = %+v, %v; want attempt 1, ClosedAt = its UpdatedAt", done, err)
 	}
-	if got, err := s.ListOpen(t.Context(), "ns", idempay.Cursor{}, 10); err != nil || len(got) != 1 || got[0].IntentID != "open" {
+	if got, err := s.ListOpen(t.Context(), "ns", idempay.Cursor{}, 10); err != nil || len(got) != 1 || got[0].ID != "open" {
 		t.Errorf("ListOpen = %v, %v; want the old open record", ids(got), err)
 	}
 }
@@ -100,7 +100,7 @@ func TestOldLayoutClaimAndClose(t *testing.T) {
 	if !got.Claimed || got.Created || got.Record.Key != "key-stale" || got.Record.Attempt != 1 {
 		t.Fatalf("old record whose lease ran out = %+v; want Claimed (not Created), its key kept", got)
 	}
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "stale", Key: "key-stale",
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "stale", Key: "key-stale",
 		State: idempay.StateSucceeded, LeaseOwner: "new"}); err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ func indexPos(c idempay.Cursor) pos {
 	if !c.CreatedAt.Equal(time.UnixMicro(us)) {
 		return pos{score: us, all: true}
 	}
-	return pos{score: us, after: c.IntentID}
+	return pos{score: us, after: c.ID}
 }
 
 // entry is an open-index entry.

@@ -27,7 +27,7 @@ func TestListOpenPagesInOrder(t *testing.T) {
 			continue
 		case i%4 == 2:
 			r := mustReserve(t, s, request("ns", id, "owner"))
-			if err := s.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", IntentID: id, Key: r.Record.Key,
+			if err := s.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", ID: id, Key: r.Record.Key,
 				State: idempay.StatePending}); err != nil {
 				t.Fatal(err)
 			}
@@ -63,8 +63,8 @@ func TestListOpenCursorBetweenMicroseconds(t *testing.T) {
 	a := mustReserve(t, s, request("ns", "a", "owner"))
 	time.Sleep(time.Millisecond)
 	mustReserve(t, s, request("ns", "b", "owner"))
-	got, err := s.ListOpen(t.Context(), "ns", idempay.Cursor{CreatedAt: a.Record.CreatedAt.Add(500 * time.Nanosecond), IntentID: ""}, 10)
-	if err != nil || len(got) != 1 || got[0].IntentID != "b" {
+	got, err := s.ListOpen(t.Context(), "ns", idempay.Cursor{CreatedAt: a.Record.CreatedAt.Add(500 * time.Nanosecond), ID: ""}, 10)
+	if err != nil || len(got) != 1 || got[0].ID != "b" {
 		t.Errorf("ListOpen after a's microsecond and a half = %v, %v; want [b]", ids(got), err)
 	}
 }
@@ -111,7 +111,7 @@ func listAll(t *testing.T, s *Store, ns string, limit int) []string {
 func ids(recs []idempay.Record) []string {
 	out := make([]string, len(recs))
 	for i, r := range recs {
-		out[i] = r.IntentID
+		out[i] = r.ID
 	}
 	return out
 }

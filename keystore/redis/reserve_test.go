@@ -98,7 +98,7 @@ func TestReserveBeginsAttemptAfterFailure(t *testing.T) {
 	ctx := t.Context()
 	first := mustReserve(t, s, request("ns", "order-1", "owner-a"))
 	result := []byte{0, 0xff, '"', '\\', 0x80, 'x'} // not UTF-8, not JSON-safe
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: first.Record.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: first.Record.Key,
 		State: idempay.StateFailed, ProviderRef: "ch_1", Result: result}); err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func equalRecords(a, b idempay.Record) bool {
 			return false
 		}
 	}
-	return a.Namespace == b.Namespace && a.IntentID == b.IntentID && a.Attempt == b.Attempt && a.Key == b.Key &&
+	return a.Namespace == b.Namespace && a.ID == b.ID && a.Attempt == b.Attempt && a.Key == b.Key &&
 		a.Fingerprint == b.Fingerprint && a.State == b.State && a.CreatedAt.Equal(b.CreatedAt) &&
 		a.UpdatedAt.Equal(b.UpdatedAt) && a.ClosedAt.Equal(b.ClosedAt) && a.Creator == b.Creator &&
 		a.LeaseOwner == b.LeaseOwner && a.LeaseUntil.Equal(b.LeaseUntil) && a.ProviderRef == b.ProviderRef &&

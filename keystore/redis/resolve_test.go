@@ -15,7 +15,7 @@ func TestResolveStampsClosing(t *testing.T) {
 	s := openStoreOn(t, c)
 	ctx := t.Context()
 	r := mustReserve(t, s, request("ns", "order-1", "owner"))
-	res := idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: r.Record.Key, State: idempay.StatePending,
+	res := idempay.Resolution{Namespace: "ns", ID: "order-1", Key: r.Record.Key, State: idempay.StatePending,
 		ProviderRef: "pi_1", Result: []byte("3ds")}
 	if err := s.Resolve(ctx, res); err != nil {
 		t.Fatal(err)
@@ -62,9 +62,9 @@ func TestResolveRefusals(t *testing.T) {
 		res  idempay.Resolution
 		want error
 	}{
-		{"no record", idempay.Resolution{Namespace: "ns", IntentID: "nope", Key: key, State: idempay.StateFailed}, idempay.ErrNotFound},
-		{"other key", idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: "other", State: idempay.StateFailed, LeaseOwner: "x"}, idempay.ErrKeyMismatch},
-		{"other owner", idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: key, State: idempay.StateOpen, LeaseOwner: "x"}, idempay.ErrLeaseLost},
+		{"no record", idempay.Resolution{Namespace: "ns", ID: "nope", Key: key, State: idempay.StateFailed}, idempay.ErrNotFound},
+		{"other key", idempay.Resolution{Namespace: "ns", ID: "order-1", Key: "other", State: idempay.StateFailed, LeaseOwner: "x"}, idempay.ErrKeyMismatch},
+		{"other owner", idempay.Resolution{Namespace: "ns", ID: "order-1", Key: key, State: idempay.StateOpen, LeaseOwner: "x"}, idempay.ErrLeaseLost},
 	}
 	for _, tc := range cases {
 		if err := s.Resolve(ctx, tc.res); !errors.Is(err, tc.want) {
@@ -74,15 +74,15 @@ func TestResolveRefusals(t *testing.T) {
 	if rec, _ := s.Load(ctx, "ns", "order-1"); !equalRecords(rec, r.Record) {
 		t.Errorf("record after refused Resolves = %+v; want unchanged %+v", rec, r.Record)
 	}
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: key,
 		State: idempay.StateFailed, LeaseOwner: "owner"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: key,
 		State: idempay.StateSucceeded, LeaseOwner: "x"}); !errors.Is(err, idempay.ErrAlreadyResolved) {
 		t.Errorf("Resolve of a failed record = %v; want ErrAlreadyResolved before ErrLeaseLost", err)
 	}
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: key, State: "done"}); err == nil {
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: key, State: "done"}); err == nil {
 		t.Error("Resolve to an invalid state = nil error")
 	}
 }

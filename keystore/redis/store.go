@@ -94,10 +94,10 @@ func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.
 	if err != nil {
 		return idempay.Reservation{}, fmt.Errorf("redis: reserve: %w", err)
 	}
-	k := s.keysOf(r.Namespace, r.IntentID)
+	k := s.keysOf(r.Namespace, r.ID)
 	a, err := s.run(ctx, call{
 		script: reserveScript, keys: append(k.list(), k.marker),
-		args: []any{r.IntentID, r.Namespace, strconv.Itoa(r.Attempt), r.Key, r.Fingerprint,
+		args: []any{r.ID, r.Namespace, strconv.Itoa(r.Attempt), r.Key, r.Fingerprint,
 			r.Owner, micro(r.Lease), micro(s.offset), strconv.FormatInt(s.marks.seen(r.Namespace), 10)},
 		waitAOF: wait,
 	})
@@ -112,7 +112,7 @@ func (s *Store) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.
 		return idempay.Reservation{}, fmt.Errorf("redis: reserve: %w", err)
 	}
 	if err := s.checkAOF(ctx, wait, a); err != nil {
-		return idempay.Reservation{}, fmt.Errorf("redis: reserve %q/%q: %w", r.Namespace, r.IntentID, err)
+		return idempay.Reservation{}, fmt.Errorf("redis: reserve %q/%q: %w", r.Namespace, r.ID, err)
 	}
 	return res, nil
 }
@@ -164,17 +164,17 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 		return err
 	}
 	if !res.State.Valid() {
-		return fmt.Errorf("redis: resolve %q/%q: invalid state %q", res.Namespace, res.IntentID, res.State)
+		return fmt.Errorf("redis: resolve %q/%q: invalid state %q", res.Namespace, res.ID, res.State)
 	}
 	var wait time.Duration
 	if res.Durable {
 		var err error
 		if wait, err = s.durableWait(ctx); err != nil {
-			return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.IntentID, err)
+			return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.ID, err)
 		}
 	}
-	c := call{script: resolveScript, keys: s.keysOf(res.Namespace, res.IntentID).list(),
-		args: []any{res.IntentID, res.Key, string(res.State), res.ProviderRef,
+	c := call{script: resolveScript, keys: s.keysOf(res.Namespace, res.ID).list(),
+		args: []any{res.ID, res.Key, string(res.State), res.ProviderRef,
 			boolArg(res.Result != nil), res.Result, s.cfg.closedTTL.Milliseconds(), res.LeaseOwner, micro(s.offset)},
 		waitAOF: wait}
 	if res.State.Closed() {
@@ -182,17 +182,17 @@ func (s *Store) Resolve(ctx context.Context, res idempay.Resolution) error {
 	}
 	a, err := s.run(ctx, c)
 	if err != nil {
-		return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.IntentID, err)
+		return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.ID, err)
 	}
 	if err := resolveAnswer(a.reply); err != nil {
-		return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.IntentID, err)
+		return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.ID, err)
 	}
 	if a.register != nil {
 		s.cfg.logger.LogAttrs(ctx, slog.LevelWarn, "idempay redis store: settled record not registered for Expire; the namespace's next settling Resolve registers it",
 			slog.String("namespace", res.Namespace), slog.String("error", a.register.Error()))
 	}
 	if err := s.checkAOF(ctx, wait, a); err != nil {
-		return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.IntentID, err)
+		return fmt.Errorf("redis: resolve %q/%q: %w", res.Namespace, res.ID, err)
 	}
 	return nil
 }

@@ -36,7 +36,7 @@ func TestTakeoverBetweenInstances(t *testing.T) {
 	}
 	key := first.Record.Key
 	for _, st := range []idempay.State{idempay.StateOpen, idempay.StateFailed} {
-		err := s1.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: key, State: st, LeaseOwner: a.Owner})
+		err := s1.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: key, State: st, LeaseOwner: a.Owner})
 		if !errors.Is(err, idempay.ErrLeaseLost) {
 			t.Errorf("the first instance's late %s naming its owner = %v; want ErrLeaseLost", st, err)
 		}
@@ -44,7 +44,7 @@ func TestTakeoverBetweenInstances(t *testing.T) {
 	if rec, _ := s2.Load(ctx, "ns", "order-1"); rec.LeaseOwner != b.Owner || rec.State != idempay.StateOpen {
 		t.Errorf("after the late writes: %+v; want open, leased to the second instance", rec)
 	}
-	if err := s2.Resolve(ctx, idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: key,
+	if err := s2.Resolve(ctx, idempay.Resolution{Namespace: "ns", ID: "order-1", Key: key,
 		State: idempay.StateSucceeded, LeaseOwner: b.Owner, Durable: true}); err != nil {
 		t.Errorf("the new holder's close = %v", err)
 	}
@@ -61,7 +61,7 @@ func TestTenancyOneIntentTwoAccounts(t *testing.T) {
 	if !a.Created || !b.Created || a.Record.Key == b.Record.Key {
 		t.Fatalf("one intent ID in two namespaces: %+v, %+v; want two new records with their own keys", a, b)
 	}
-	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "stripe:acct_A", IntentID: "order-1", Key: a.Record.Key,
+	if err := s.Resolve(ctx, idempay.Resolution{Namespace: "stripe:acct_A", ID: "order-1", Key: a.Record.Key,
 		State: idempay.StateSucceeded}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestClaimOnRedis(t *testing.T) {
 	c := newClient(t, 0)
 	s := openStoreOn(t, c)
 	cfg := idempay.ClaimConfig{Store: s, Lease: idempay.MinLease, Durable: true}
-	req := idempay.ReserveRequest{Namespace: "ns", IntentID: "order-1", Attempt: 1, Key: "key-1", Fingerprint: "fp"}
+	req := idempay.ReserveRequest{Namespace: "ns", ID: "order-1", Attempt: 1, Key: "key-1", Fingerprint: "fp"}
 	cl, res, err := cfg.Reserve(t.Context(), req)
 	if err != nil || cl == nil || !res.Created {
 		t.Fatalf("Reserve = %v, %+v, %v; want a claim on a new key", cl, res, err)

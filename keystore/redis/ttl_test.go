@@ -42,7 +42,7 @@ func TestTTLOnlyOnClosedRecords(t *testing.T) {
 		id := "order-" + string(final)
 		key := mustReserve(t, s, request("ns", id, "owner")).Record.Key
 		noTTL("after Reserve", id)
-		res := idempay.Resolution{Namespace: "ns", IntentID: id, Key: key, State: idempay.StateOpen}
+		res := idempay.Resolution{Namespace: "ns", ID: id, Key: key, State: idempay.StateOpen}
 		if err := s.Resolve(ctx, res); err != nil {
 			t.Fatal(err)
 		}
@@ -121,7 +121,7 @@ func TestTTLTrimsSettledIndex(t *testing.T) {
 	s.offset = -3 * time.Hour
 	r := mustReserve(t, s, request("ns", "recent", "owner"))
 	s.offset = -30 * time.Minute
-	if err := s.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", IntentID: "recent", Key: r.Record.Key,
+	if err := s.Resolve(t.Context(), idempay.Resolution{Namespace: "ns", ID: "recent", Key: r.Record.Key,
 		State: idempay.StateSucceeded}); err != nil {
 		t.Fatal(err)
 	}

@@ -97,8 +97,8 @@ func attemptCases() []testCase {
 
 			for _, rec := range recs {
 				for _, owner := range []string{"owner-a", "owner-b"} {
-					got := reserve(t, s, nextAttempt(rec.IntentID, 2, owner))
-					checkReply(t, fmt.Sprintf("Reserve of attempt 2 by %s over %s (%s, lease %q)", owner, rec.IntentID, rec.State, rec.LeaseOwner), got, false, false)
+					got := reserve(t, s, nextAttempt(rec.ID, 2, owner))
+					checkReply(t, fmt.Sprintf("Reserve of attempt 2 by %s over %s (%s, lease %q)", owner, rec.ID, rec.State, rec.LeaseOwner), got, false, false)
 					checkRecord(t, "Reserve of attempt 2 over a record that is not failed must return it unchanged", got.Record, rec)
 				}
 				checkStored(t, s, "Reserve of attempt 2 over a record that is not failed must not change it", rec)

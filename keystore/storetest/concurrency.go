@@ -123,9 +123,9 @@ func concurrencyCases() []testCase {
 					got, err := s.Reserve(t.Context(), r)
 					switch { // t.Errorf is safe from any goroutine
 					case err != nil:
-						t.Errorf("Reserve(%q) = %v; want no error", r.IntentID, err)
+						t.Errorf("Reserve(%q) = %v; want no error", r.ID, err)
 					case !got.Created || got.Record.Key != r.Key:
-						t.Errorf("Reserve(%q): Created=%v key %q; want Created and key %q", r.IntentID, got.Created, got.Record.Key, r.Key)
+						t.Errorf("Reserve(%q): Created=%v key %q; want Created and key %q", r.ID, got.Created, got.Record.Key, r.Key)
 					}
 				}
 			})
@@ -228,22 +228,22 @@ func concurrencyCases() []testCase {
 				r := recs[i/2]
 				if i%2 == 0 {
 					if err := s.Resolve(t.Context(), release(r, "owner-a")); err != nil && !errors.Is(err, idempay.ErrLeaseLost) {
-						t.Errorf("release of %s by owner-a = %v; want nil or ErrLeaseLost", r.IntentID, err)
+						t.Errorf("release of %s by owner-a = %v; want nil or ErrLeaseLost", r.ID, err)
 					}
 					return
 				}
-				got, err := s.Reserve(t.Context(), request(r.IntentID, "owner-b"))
+				got, err := s.Reserve(t.Context(), request(r.ID, "owner-b"))
 				switch {
 				case err != nil:
-					t.Errorf("Reserve of %s by owner-b = %v; want no error", r.IntentID, err)
+					t.Errorf("Reserve of %s by owner-b = %v; want no error", r.ID, err)
 				case !got.Claimed:
-					t.Errorf("Reserve of %s by owner-b after owner-a's lease ran out: Claimed = false; want true (released or run out, the lease was free)", r.IntentID)
+					t.Errorf("Reserve of %s by owner-b after owner-a's lease ran out: Claimed = false; want true (released or run out, the lease was free)", r.ID)
 				}
 			})
 			var freed []string
 			for _, r := range recs {
-				if got := load(t, s, "ns", r.IntentID); got.LeaseOwner != "owner-b" {
-					freed = append(freed, fmt.Sprintf("%s (owner %q)", r.IntentID, got.LeaseOwner))
+				if got := load(t, s, "ns", r.ID); got.LeaseOwner != "owner-b" {
+					freed = append(freed, fmt.Sprintf("%s (owner %q)", r.ID, got.LeaseOwner))
 				}
 			}
 			if len(freed) > 0 {

@@ -65,7 +65,7 @@ func acknowledged(t *testing.T, what string, err error) {
 func durabilityCases() []durabilityCase {
 	ctx := context.Background()
 	req := func(id string) idempay.ReserveRequest {
-		return idempay.ReserveRequest{Namespace: "durable", IntentID: id, Attempt: 1, Key: "key-" + id,
+		return idempay.ReserveRequest{Namespace: "durable", ID: id, Attempt: 1, Key: "key-" + id,
 			Fingerprint: "fp-" + id, Owner: "owner-1", Lease: time.Minute}
 	}
 	load := func(t *testing.T, s idempay.KeyStore, id string) idempay.Record {
@@ -117,7 +117,7 @@ func durabilityCases() []durabilityCase {
 			run: func(t *testing.T, cs Crashable) {
 				_, err := cs.Store.Reserve(ctx, req("failed"))
 				acknowledged(t, "Reserve", err)
-				err = cs.Store.Resolve(ctx, idempay.Resolution{Namespace: "durable", IntentID: "failed", Key: "key-failed",
+				err = cs.Store.Resolve(ctx, idempay.Resolution{Namespace: "durable", ID: "failed", Key: "key-failed",
 					State: idempay.StateFailed, Result: []byte(`{"kind":"not_sent"}`), LeaseOwner: "owner-1", Durable: true})
 				acknowledged(t, "durable Resolve", err)
 				rec := load(t, cs.Crash(t), "failed")
@@ -132,7 +132,7 @@ func durabilityCases() []durabilityCase {
 			run: func(t *testing.T, cs Crashable) {
 				_, err := cs.Store.Reserve(ctx, req("locked"))
 				acknowledged(t, "Reserve", err)
-				err = cs.Store.Resolve(ctx, idempay.Resolution{Namespace: "durable", IntentID: "locked", Key: "key-locked",
+				err = cs.Store.Resolve(ctx, idempay.Resolution{Namespace: "durable", ID: "locked", Key: "key-locked",
 					State: idempay.StateOpen, Result: []byte(`{"lock":true}`), LeaseOwner: "owner-1", Durable: true})
 				acknowledged(t, "durable release", err)
 				rec := load(t, cs.Crash(t), "locked")

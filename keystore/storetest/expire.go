@@ -81,10 +81,10 @@ func expireCases() []testCase {
 				t.Errorf("Expire(%s) = %d; want %d, the records closed more than %s ago", retention, n, len(old), retention)
 			}
 			for _, r := range old {
-				gone(t, s, r.Namespace, r.IntentID, "it was closed more than the retention ago")
+				gone(t, s, r.Namespace, r.ID, "it was closed more than the retention ago")
 			}
 			for _, r := range young {
-				kept(t, s, r.Namespace, r.IntentID, "it was closed less than the retention ago")
+				kept(t, s, r.Namespace, r.ID, "it was closed less than the retention ago")
 			}
 			if n := expire(t, s, retention); n != 0 {
 				t.Errorf("a second Expire right after the first = %d; want 0", n)
@@ -108,7 +108,7 @@ func expireCases() []testCase {
 			sleepPast(recs[len(recs)-1].CreatedAt.Add(retention))
 			since := time.Now()
 			for i, state := range []idempay.State{idempay.StateSucceeded, idempay.StateFailed} {
-				recs[i] = apply(t, s, "closing "+recs[i].IntentID, recs[i], resolution(recs[i], state))
+				recs[i] = apply(t, s, "closing "+recs[i].ID, recs[i], resolution(recs[i], state))
 			}
 			n := expire(t, s, retention)
 			checkYoung(t, since)
@@ -116,7 +116,7 @@ func expireCases() []testCase {
 				t.Errorf("Expire(%s) right after records created more than %s ago were closed = %d; want 0", retention, retention, n)
 			}
 			for _, r := range recs {
-				kept(t, s, r.Namespace, r.IntentID, "it was created long ago but closed just now")
+				kept(t, s, r.Namespace, r.ID, "it was created long ago but closed just now")
 			}
 
 			sleepPast(recs[len(recs)-1].ClosedAt.Add(retention))
@@ -124,7 +124,7 @@ func expireCases() []testCase {
 				t.Errorf("Expire(%s) once the retention passed since the records closed = %d; want %d", retention, n, len(recs))
 			}
 			for _, r := range recs {
-				gone(t, s, r.Namespace, r.IntentID, "the retention has passed since it closed")
+				gone(t, s, r.Namespace, r.ID, "the retention has passed since it closed")
 			}
 		},
 	}, {
@@ -147,7 +147,7 @@ func expireCases() []testCase {
 				}
 			}
 			for _, r := range recs {
-				checkStored(t, s, r.IntentID+" after Expire", r)
+				checkStored(t, s, r.ID+" after Expire", r)
 			}
 		},
 	}, {

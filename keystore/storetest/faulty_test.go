@@ -190,7 +190,7 @@ func (s *faultyStore) put(r idempay.Record) {
 	if !s.has("result-aliased") {
 		r.Result = bytes.Clone(r.Result)
 	}
-	s.recs[s.key(r.Namespace, r.IntentID)] = r
+	s.recs[s.key(r.Namespace, r.ID)] = r
 }
 
 // out is the copy of r a caller gets.
@@ -219,7 +219,7 @@ func (s *faultyStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (id
 	defer s.inflight.Add(-1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur, ok := s.recs[s.key(r.Namespace, r.IntentID)]
+	cur, ok := s.recs[s.key(r.Namespace, r.ID)]
 	s.reads.Add(1)
 	if s.has("check-then-insert") && !ok {
 		s.unlocked()
@@ -227,7 +227,7 @@ func (s *faultyStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (id
 	now := s.clock()
 	switch {
 	case !ok || s.has("reserve-overwrites"):
-		rec := begin(idempay.Record{Namespace: r.Namespace, IntentID: r.IntentID}, r, now)
+		rec := begin(idempay.Record{Namespace: r.Namespace, ID: r.ID}, r, now)
 		s.put(rec)
 		return idempay.Reservation{Record: s.out(rec), Created: true, Claimed: !s.has("created-unclaimed"), Now: now}, nil
 	case s.beginsAttempt(cur, r):
@@ -273,7 +273,7 @@ func (s *faultyStore) Reserve(ctx context.Context, r idempay.ReserveRequest) (id
 // begin makes r the current attempt of rec, open and leased to r.Owner.
 func begin(rec idempay.Record, r idempay.ReserveRequest, now time.Time) idempay.Record {
 	return idempay.Record{
-		Namespace: rec.Namespace, IntentID: rec.IntentID, Attempt: r.Attempt,
+		Namespace: rec.Namespace, ID: rec.ID, Attempt: r.Attempt,
 		Key: r.Key, Fingerprint: r.Fingerprint, State: idempay.StateOpen,
 		CreatedAt: now, UpdatedAt: now, Creator: r.Owner,
 		LeaseOwner: r.Owner, LeaseUntil: now.Add(r.Lease), History: rec.History,
@@ -332,7 +332,7 @@ func (s *faultyStore) Resolve(ctx context.Context, res idempay.Resolution) error
 	if !res.State.Valid() && !s.has("invalid-state-written") {
 		return fmt.Errorf("faulty: invalid state %q", res.State)
 	}
-	k := s.key(res.Namespace, res.IntentID)
+	k := s.key(res.Namespace, res.ID)
 	s.inflight.Add(1)
 	defer s.inflight.Add(-1)
 	s.mu.Lock()
@@ -430,15 +430,15 @@ func (s *faultyStore) after(c idempay.Cursor, r idempay.Record) bool {
 	case s.has("list-no-cursor"):
 		return true
 	case s.has("list-cursor-by-id"):
-		return r.IntentID > c.IntentID
+		return r.ID > c.ID
 	case s.has("list-cursor-by-time"):
 		return r.CreatedAt.After(c.CreatedAt)
 	case s.has("list-cursor-as-text"):
 		// Sortable text keys, written without converting the cursor
 		// to UTC.
-		return cmp.Or(strings.Compare(r.CreatedAt.Format(layout), c.CreatedAt.Format(layout)), strings.Compare(r.IntentID, c.IntentID)) > 0
+		return cmp.Or(strings.Compare(r.CreatedAt.Format(layout), c.CreatedAt.Format(layout)), strings.Compare(r.ID, c.ID)) > 0
 	}
-	d := cmp.Or(r.CreatedAt.Compare(c.CreatedAt), s.compareIDs(r.IntentID, c.IntentID))
+	d := cmp.Or(r.CreatedAt.Compare(c.CreatedAt), s.compareIDs(r.ID, c.ID))
 	return d > 0 || (d == 0 && s.has("list-cursor-inclusive"))
 }
 
@@ -454,7 +454,7 @@ func (s *faultyStore) ListOpen(ctx context.Context, ns string, c idempay.Cursor,
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if cur, ok := s.recs[s.key(ns, c.IntentID)]; ok && s.has("list-cursor-by-lookup") {
+	if cur, ok := s.recs[s.key(ns, c.ID)]; ok && s.has("list-cursor-by-lookup") {
 		// Pages by the position of the cursor's record, as it is now.
 		c.CreatedAt = cur.CreatedAt
 	}
@@ -466,7 +466,7 @@ func (s *faultyStore) ListOpen(ctx context.Context, ns string, c idempay.Cursor,
 		}
 	}
 	slices.SortFunc(out, func(a, b idempay.Record) int {
-		d := cmp.Or(a.CreatedAt.Compare(b.CreatedAt), s.compareIDs(a.IntentID, b.IntentID))
+		d := cmp.Or(a.CreatedAt.Compare(b.CreatedAt), s.compareIDs(a.ID, b.ID))
 		if s.has("list-newest-first") {
 			return -d
 		}

@@ -30,7 +30,7 @@ const (
 func request(id, owner string) idempay.ReserveRequest {
 	return idempay.ReserveRequest{
 		Namespace:   "ns",
-		IntentID:    id,
+		ID:          id,
 		Attempt:     1,
 		Key:         "key-" + id + "-" + owner,
 		Fingerprint: "fp-" + id,
@@ -95,9 +95,9 @@ func reserve(t *testing.T, s idempay.KeyStore, r idempay.ReserveRequest) reserve
 	var err error
 	w := timed(func() { got, err = s.Reserve(t.Context(), r) })
 	if err != nil {
-		t.Fatalf("Reserve(%q, %q, attempt %d, owner %q) = %v; want no error", r.Namespace, r.IntentID, r.Attempt, r.Owner, err)
+		t.Fatalf("Reserve(%q, %q, attempt %d, owner %q) = %v; want no error", r.Namespace, r.ID, r.Attempt, r.Owner, err)
 	}
-	checkWithin(t, fmt.Sprintf("Reserve(%q, %q).Now", r.Namespace, r.IntentID), got.Now, w)
+	checkWithin(t, fmt.Sprintf("Reserve(%q, %q).Now", r.Namespace, r.ID), got.Now, w)
 	return reserved{got, w}
 }
 
@@ -117,7 +117,7 @@ func resolve(t *testing.T, s idempay.KeyStore, res idempay.Resolution) span {
 	w := timed(func() { err = s.Resolve(t.Context(), res) })
 	if err != nil {
 		t.Fatalf("Resolve(%q, %q, key %q, state %q, owner %q) = %v; want no error",
-			res.Namespace, res.IntentID, res.Key, res.State, res.LeaseOwner, err)
+			res.Namespace, res.ID, res.Key, res.State, res.LeaseOwner, err)
 	}
 	return w
 }
@@ -128,7 +128,7 @@ func resolve(t *testing.T, s idempay.KeyStore, res idempay.Resolution) span {
 func apply(t *testing.T, s idempay.KeyStore, what string, rec idempay.Record, res idempay.Resolution) idempay.Record {
 	t.Helper()
 	w := resolve(t, s, res)
-	got := load(t, s, rec.Namespace, rec.IntentID)
+	got := load(t, s, rec.Namespace, rec.ID)
 	checkWithin(t, what+": UpdatedAt", got.UpdatedAt, w)
 	want := resolved(rec, res, got.UpdatedAt)
 	checkRecord(t, what+" (as read back by Load)", got, want)
@@ -148,7 +148,7 @@ func load(t *testing.T, s idempay.KeyStore, ns, id string) idempay.Record {
 // resolution is the Resolution that moves r to state, naming no lease
 // owner.
 func resolution(r idempay.Record, state idempay.State) idempay.Resolution {
-	return idempay.Resolution{Namespace: r.Namespace, IntentID: r.IntentID, Key: r.Key, State: state}
+	return idempay.Resolution{Namespace: r.Namespace, ID: r.ID, Key: r.Key, State: state}
 }
 
 // release is the Resolution by which owner gives r's lease back.
@@ -165,7 +165,7 @@ func release(r idempay.Record, owner string) idempay.Resolution {
 func inserted(r idempay.ReserveRequest, now time.Time) idempay.Record {
 	return idempay.Record{
 		Namespace:   r.Namespace,
-		IntentID:    r.IntentID,
+		ID:          r.ID,
 		Attempt:     r.Attempt,
 		Key:         r.Key,
 		Fingerprint: r.Fingerprint,
@@ -264,7 +264,7 @@ func (d *differ) bytes(name string, g, w []byte) {
 func diffRecord(got, want idempay.Record) []string {
 	var d differ
 	d.str("Namespace", got.Namespace, want.Namespace)
-	d.str("IntentID", got.IntentID, want.IntentID)
+	d.str("IntentID", got.ID, want.ID)
 	d.num("Attempt", got.Attempt, want.Attempt)
 	d.str("Key", got.Key, want.Key)
 	d.str("Fingerprint", got.Fingerprint, want.Fingerprint)
@@ -305,7 +305,7 @@ func checkRecord(t *testing.T, what string, got, want idempay.Record) {
 // checkStored loads the record of want and checks it against want.
 func checkStored(t *testing.T, s idempay.KeyStore, what string, want idempay.Record) {
 	t.Helper()
-	checkRecord(t, what+" (as read back by Load)", load(t, s, want.Namespace, want.IntentID), want)
+	checkRecord(t, what+" (as read back by Load)", load(t, s, want.Namespace, want.ID), want)
 }
 
 // allBytes is a Result no text encoding survives: every byte value, then

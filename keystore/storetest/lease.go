@@ -208,7 +208,7 @@ func leaseCases() []testCase {
 			}
 			sleepPast(closed[len(closed)-1].CreatedAt.Add(shortLease))
 			for _, rec := range closed {
-				for _, r := range []idempay.ReserveRequest{request(rec.IntentID, "owner-a"), request(rec.IntentID, "owner-b")} {
+				for _, r := range []idempay.ReserveRequest{request(rec.ID, "owner-a"), request(rec.ID, "owner-b")} {
 					got := reserve(t, s, r)
 					checkReply(t, fmt.Sprintf("Reserve of a %s record by %s", rec.State, r.Owner), got, false, false)
 					checkRecord(t, "Reserve of a "+string(rec.State)+" record must return it unchanged", got.Record, rec)

@@ -15,12 +15,12 @@ import (
 // listOrder is ListOpen's order: CreatedAt, then the intent ID compared
 // bytewise (as Go compares strings, and as a "C" collation does).
 func listOrder(a, b idempay.Record) int {
-	return cmp.Or(a.CreatedAt.Truncate(us).Compare(b.CreatedAt.Truncate(us)), strings.Compare(a.IntentID, b.IntentID))
+	return cmp.Or(a.CreatedAt.Truncate(us).Compare(b.CreatedAt.Truncate(us)), strings.Compare(a.ID, b.ID))
 }
 
 // past reports whether r comes strictly after the cursor c.
 func past(c idempay.Cursor, r idempay.Record) bool {
-	return listOrder(r, idempay.Record{CreatedAt: c.CreatedAt, IntentID: c.IntentID}) > 0
+	return listOrder(r, idempay.Record{CreatedAt: c.CreatedAt, ID: c.ID}) > 0
 }
 
 // list calls s.ListOpen and stops the case on error.
@@ -28,7 +28,7 @@ func list(t *testing.T, s idempay.KeyStore, ns string, after idempay.Cursor, lim
 	t.Helper()
 	got, err := s.ListOpen(t.Context(), ns, after, limit)
 	if err != nil {
-		t.Fatalf("ListOpen(%q, after (%s, %q), %d) = %v; want no error", ns, fmtTime(after.CreatedAt), after.IntentID, limit, err)
+		t.Fatalf("ListOpen(%q, after (%s, %q), %d) = %v; want no error", ns, fmtTime(after.CreatedAt), after.ID, limit, err)
 	}
 	return got
 }
@@ -36,7 +36,7 @@ func list(t *testing.T, s idempay.KeyStore, ns string, after idempay.Cursor, lim
 func ids(recs []idempay.Record) []string {
 	out := make([]string, len(recs))
 	for i, r := range recs {
-		out[i] = r.IntentID
+		out[i] = r.ID
 	}
 	return out
 }
@@ -51,7 +51,7 @@ func checkList(t *testing.T, s idempay.KeyStore, call string, got, want []idempa
 		return
 	}
 	for _, r := range got {
-		checkRecord(t, call+" must return the record Load returns", r, load(t, s, r.Namespace, r.IntentID))
+		checkRecord(t, call+" must return the record Load returns", r, load(t, s, r.Namespace, r.ID))
 	}
 }
 
@@ -170,7 +170,7 @@ func listOpenCases() []testCase {
 				}
 				for _, r := range recs {
 					if !past(after, r) {
-						t.Fatalf("page %d returned %q at %s, not after its cursor (%s, %q)", page, r.IntentID, fmtTime(r.CreatedAt), fmtTime(after.CreatedAt), after.IntentID)
+						t.Fatalf("page %d returned %q at %s, not after its cursor (%s, %q)", page, r.ID, fmtTime(r.CreatedAt), fmtTime(after.CreatedAt), after.ID)
 					}
 				}
 				got = append(got, recs...)
@@ -231,7 +231,7 @@ func listOpenCases() []testCase {
 			jst := time.FixedZone("JST", 9*60*60)
 			for i, r := range recs {
 				for j, x := range probes {
-					after := idempay.Cursor{CreatedAt: r.CreatedAt, IntentID: x}
+					after := idempay.Cursor{CreatedAt: r.CreatedAt, ID: x}
 					if j%2 == 1 {
 						after.CreatedAt = after.CreatedAt.In(jst)
 					}
@@ -243,7 +243,7 @@ func listOpenCases() []testCase {
 					}
 					got := list(t, s, "ns", after, 100)
 					if g, w := ids(got), ids(want); !slices.Equal(g, w) {
-						t.Errorf("ListOpen after (CreatedAt of %q, %q) returned %q; want %q", r.IntentID, x, g, w)
+						t.Errorf("ListOpen after (CreatedAt of %q, %q) returned %q; want %q", r.ID, x, g, w)
 					}
 				}
 				if t.Failed() && i > 2 {

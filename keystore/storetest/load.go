@@ -30,7 +30,7 @@ func loadCases() []testCase {
 			// History, a pending second one with a ProviderRef and a
 			// Result, claimed by another owner than its creator.
 			first := idempay.ReserveRequest{
-				Namespace: "omise:acct_1", IntentID: "order-1", Attempt: 1,
+				Namespace: "omise:acct_1", ID: "order-1", Attempt: 1,
 				Key:         "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
 				Fingerprint: "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",
 				Owner:       "host-1/pid-42/flight-1", Lease: 45*time.Second + 3*us,

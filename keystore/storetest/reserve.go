@@ -19,10 +19,10 @@ func reserveCases() []testCase {
 				// An intent whose record was expired may come back
 				// at a later attempt; a lease of an odd length shows
 				// a store that rounds it.
-				{Namespace: "ns", IntentID: "order-2", Attempt: 3, Key: "key-2", Fingerprint: "fp-2", Owner: "owner-b", Lease: 1234567 * us},
+				{Namespace: "ns", ID: "order-2", Attempt: 3, Key: "key-2", Fingerprint: "fp-2", Owner: "owner-b", Lease: 1234567 * us},
 			} {
 				got := reserve(t, s, r)
-				checkReply(t, fmt.Sprintf("first Reserve of %q", r.IntentID), got, true, true)
+				checkReply(t, fmt.Sprintf("first Reserve of %q", r.ID), got, true, true)
 				want := inserted(r, got.Now)
 				checkRecord(t, "first Reserve must return the record it inserted", got.Record, want)
 				checkStored(t, s, "first Reserve must store the record it returned", want)
@@ -111,8 +111,8 @@ func reserveCases() []testCase {
 				}
 			}
 			for i, p := range pairs {
-				if r, want := load(t, s, p[0], p[1]), fmt.Sprintf("key-%d", i); r.Key != want || r.Namespace != p[0] || r.IntentID != p[1] {
-					t.Errorf("Load(%q, %q) = (%q, %q) key %q; want (%q, %q) key %q", p[0], p[1], r.Namespace, r.IntentID, r.Key, p[0], p[1], want)
+				if r, want := load(t, s, p[0], p[1]), fmt.Sprintf("key-%d", i); r.Key != want || r.Namespace != p[0] || r.ID != p[1] {
+					t.Errorf("Load(%q, %q) = (%q, %q) key %q; want (%q, %q) key %q", p[0], p[1], r.Namespace, r.ID, r.Key, p[0], p[1], want)
 				}
 			}
 		},
@@ -122,7 +122,7 @@ func reserveCases() []testCase {
 		run: func(t *testing.T, s idempay.KeyStore) {
 			bad := map[string]func(*idempay.ReserveRequest){
 				"empty namespace": func(r *idempay.ReserveRequest) { r.Namespace = "" },
-				"empty intent ID": func(r *idempay.ReserveRequest) { r.IntentID = "" },
+				"empty intent ID": func(r *idempay.ReserveRequest) { r.ID = "" },
 				"attempt 0":       func(r *idempay.ReserveRequest) { r.Attempt = 0 },
 				"attempt -1":      func(r *idempay.ReserveRequest) { r.Attempt = -1 },
 				"empty key":       func(r *idempay.ReserveRequest) { r.Key = "" },

@@ -16,7 +16,7 @@ func resolveCases() []testCase {
 		name: "Resolve/missing record returns ErrNotFound",
 		rule: "Resolve of an intent with no record returns an error matching ErrNotFound and creates nothing",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			res := idempay.Resolution{Namespace: "ns", IntentID: "order-1", Key: "key-1", State: idempay.StateSucceeded}
+			res := idempay.Resolution{Namespace: "ns", ID: "order-1", Key: "key-1", State: idempay.StateSucceeded}
 			if err := s.Resolve(t.Context(), res); !errors.Is(err, idempay.ErrNotFound) {
 				t.Errorf("Resolve of a missing record = %v; want ErrNotFound", err)
 			}
@@ -62,7 +62,7 @@ func resolveCases() []testCase {
 		name: "Resolve/errors come in order: not found, key, closed, then lease owner",
 		rule: "With a LeaseOwner that does not hold the lease, Resolve still returns ErrNotFound for a missing record, ErrKeyMismatch for another key and ErrAlreadyResolved for a closed record: the owner is checked last",
 		run: func(t *testing.T, s idempay.KeyStore) {
-			missing := idempay.Resolution{Namespace: "ns", IntentID: "order-0", Key: "key-0", State: idempay.StateOpen, LeaseOwner: "owner-b"}
+			missing := idempay.Resolution{Namespace: "ns", ID: "order-0", Key: "key-0", State: idempay.StateOpen, LeaseOwner: "owner-b"}
 			if err := s.Resolve(t.Context(), missing); !errors.Is(err, idempay.ErrNotFound) {
 				t.Errorf("Resolve of a missing record by a non-holder = %v; want ErrNotFound", err)
 			}
@@ -177,7 +177,7 @@ func resolveCases() []testCase {
 				{State: idempay.StateSucceeded, ProviderRef: "ch_3", Result: []byte{}}, // replaces both
 			}
 			for i, step := range steps {
-				step.Namespace, step.IntentID, step.Key = want.Namespace, want.IntentID, want.Key
+				step.Namespace, step.ID, step.Key = want.Namespace, want.ID, want.Key
 				want = apply(t, s, fmt.Sprintf("after Resolve step %d (%s, ref %q, result %q)", i+1, step.State, step.ProviderRef, step.Result), want, step)
 			}
 		},

@@ -27,7 +27,7 @@ func TestDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, idempay.StateSucceeded, ch.State)
 	assert.Equal(t, 2, ch.Attempt)
-	assert.Equal(t, 1, ch.Attempts)
+	assert.Equal(t, 1, ch.Requests)
 	keys := f.srv.Stats().Keys["o"]
 	require.Len(t, keys, 2, "two attempts, two keys")
 	assert.Equal(t, ch.Key, keys[1])
@@ -76,7 +76,7 @@ func TestPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 		assert.Equal(t, idempay.StateSucceeded, ch.State, name)
 		assert.Equal(t, idempay.ReplayFromStore, ch.ReplayedFrom, name)
 		assert.Equal(t, tc.differ, ch.ParamsDiffer, name)
-		assert.Zero(t, ch.Attempts, name)
+		assert.Zero(t, ch.Requests, name)
 	}
 	after := f.srv.Stats()
 	assert.Equal(t, before.Requests, after.Requests, "no charge request")
@@ -100,7 +100,7 @@ func TestGuardLookupIgnoresAnEarlierAttemptsCharge(t *testing.T) {
 	ch, err := f.client.Charge(ctx, thb("o", "tokn_test_visa"))
 	require.NoError(t, err, "attempt 1's decline is not card B's outcome")
 	assert.Equal(t, 2, ch.Attempt)
-	assert.Equal(t, 2, ch.Attempts, "resent after the lookup proved no charge of attempt 2")
+	assert.Equal(t, 2, ch.Requests, "resent after the lookup proved no charge of attempt 2")
 	assert.Equal(t, 1, f.srv.Ledger().Count("o"))
 }
 

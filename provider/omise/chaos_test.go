@@ -57,7 +57,7 @@ func (v omiseView) Faults(on bool) {
 // account (one charge in five is its, with numbers in its metadata), so
 // every list the lookups read holds charges that are not idempay's.
 func TestChaosOmise(t *testing.T) {
-	f := setup(t, []omisetest.Option{omisetest.WithFaultRates(fakes.Rates{}, 11), omisetest.WithNeighbours(5)}, func(cfg *idempay.Config) {
+	f := setup(t, []omisetest.Option{omisetest.WithFaultRates(fakes.Rates{}, 11), omisetest.WithNeighbors(5)}, func(cfg *idempay.Config) {
 		// Every intent of the run falls in every lookup's window, so a
 		// proof of absence reads them all: size the pass for the run and
 		// its neighbours.
@@ -75,7 +75,7 @@ func TestChaosOmise(t *testing.T) {
 	require.NoError(t, f.srv.Ledger().Check(), "no intent charged twice")
 	st := f.srv.Stats()
 	require.Equal(t, *chaosIntents, f.srv.Ledger().Len(), "exactly one charge per intent")
-	require.EqualValues(t, st.Requests, rep.Attempts, "the client counted every request the fake received")
+	require.EqualValues(t, st.Requests, rep.Requests, "the client counted every request the fake received")
 	t.Logf("chaos Omise: %s; fake saw %d POSTs and %d list lookups, faults %v, statuses %v, error codes %v",
 		rep, st.Requests, st.Lists, st.Faults, st.Statuses, st.Codes)
 }
@@ -149,7 +149,7 @@ func runRefundChaos(t *testing.T, n int) chaos.RefundReport {
 	require.Positive(t, rep.Succeeded)
 	require.Positive(t, rep.Unknown, "the faults left refunds unknown for the second pass")
 	st := srv.Stats()
-	require.EqualValues(t, st.Ops.Requests, rep.Attempts, "the clients counted every refund request the fake received")
+	require.EqualValues(t, st.Ops.Requests, rep.Requests, "the clients counted every refund request the fake received")
 	t.Logf("fake saw %d refund POSTs and %d refund lookups; faults %v, statuses %v, codes %v",
 		st.Ops.Requests, st.RefundLookups, st.Ops.Faults, st.Ops.Statuses, st.Ops.Codes)
 	return rep

@@ -24,7 +24,7 @@ func TestChargeSucceeds(t *testing.T) {
 	assert.Equal(t, "successful", ch.Status)
 	assert.Equal(t, int64(150000), ch.Amount)
 	assert.Equal(t, "THB", ch.Currency)
-	assert.Equal(t, 1, ch.Attempts)
+	assert.Equal(t, 1, ch.Requests)
 	assert.False(t, ch.Replayed)
 
 	c, ok := f.srv.Charge(ch.ID)
@@ -76,7 +76,7 @@ func TestLostRequestIsResentAfterProof(t *testing.T) {
 			f.srv.Fail("o", fault)
 			ch, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 			require.NoError(t, err)
-			assert.Equal(t, 2, ch.Attempts)
+			assert.Equal(t, 2, ch.Requests)
 			assert.False(t, ch.Replayed)
 			assert.Equal(t, 1, f.srv.Stats().Lists, "looked up before the resend")
 			assert.Equal(t, 1, f.srv.Ledger().Count("o"))
@@ -279,7 +279,7 @@ func TestHonouredKeysChangeNothing(t *testing.T) {
 	f.srv.Fail("o", fakes.Internal)
 	ch, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	require.NoError(t, err)
-	assert.Equal(t, 2, ch.Attempts)
+	assert.Equal(t, 2, ch.Requests)
 	assert.Equal(t, 1, f.srv.Ledger().Count("o"))
 }
 
@@ -295,6 +295,6 @@ func TestFailedLookupNeverAllowsResend(t *testing.T) {
 	require.NoError(t, f.srv.SetLookupFailures(0))
 	ch, err := f.client.Charge(context.Background(), thb("o", "tokn_test_visa"))
 	require.NoError(t, err)
-	assert.Equal(t, 1, ch.Attempts, "resent once the lookup proved no charge")
+	assert.Equal(t, 1, ch.Requests, "resent once the lookup proved no charge")
 	assert.Equal(t, 1, f.srv.Ledger().Count("o"))
 }

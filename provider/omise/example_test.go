@@ -47,7 +47,7 @@ func Example() {
 	switch idempay.OutcomeOf(err) {
 	case idempay.OutcomeSucceeded: // paid: ship the order
 		fmt.Println(ch.State, ch.Status, ch.Amount, ch.Currency)
-		fmt.Println("attempts:", ch.Attempts, "settled by:", ch.ReplayedFrom)
+		fmt.Println("attempts:", ch.Requests, "settled by:", ch.ReplayedFrom)
 		fmt.Println("charges at Omise:", srv.Ledger().Count("order-2001"))
 	case idempay.OutcomePending: // not paid yet: send the customer to ch.AuthorizeURL
 		fmt.Println("pending:", ch.AuthorizeURL)

@@ -55,7 +55,7 @@ func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Tar
 		// namespace is taken as this record's (wire.LegacyIsOwn).
 		if tags := c.tags(); wire.OwnerOf(tags, rec) == wire.Foreign {
 			return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q of %q, not %q of %q",
-				ErrForeignCharge, c.ID, tags.Intent, tags.Namespace, rec.IntentID, rec.Namespace)
+				ErrForeignCharge, c.ID, tags.Intent, tags.Namespace, rec.ID, rec.Namespace)
 		}
 		return found(c, rec), nil
 	}
@@ -69,7 +69,7 @@ func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Tar
 func found(c charge, rec idempay.Record) idempay.Verdict {
 	v := c.verdict(idempay.Verdict{})
 	if v.Charge != nil {
-		v.Charge.IntentID, v.Charge.Key = rec.IntentID, rec.Key
+		v.Charge.IntentID, v.Charge.Key = rec.ID, rec.Key
 	}
 	if v.Err != nil {
 		v.Err.Provider, v.Err.Status = "omise", http.StatusOK

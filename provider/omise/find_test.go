@@ -47,7 +47,7 @@ func TestFindChargePagesTheList(t *testing.T) {
 	}
 
 	byList := rec
-	byList.ProviderRef, byList.IntentID = "", "never-charged"
+	byList.ProviderRef, byList.ID = "", "never-charged"
 	v, err := omise.Provider{}.FindCharge(ctx, hc, f.target, byList)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind, "a complete pass is proof")
@@ -67,7 +67,7 @@ func TestFindChargeListWindow(t *testing.T) {
 	ctx := context.Background()
 	ch, err := f.client.Charge(ctx, thb("old", "tokn_test_old"))
 	require.NoError(t, err)
-	rec := idempay.Record{Namespace: ns, IntentID: "old", CreatedAt: clock.Now().Add(time.Minute)}
+	rec := idempay.Record{Namespace: ns, ID: "old", CreatedAt: clock.Now().Add(time.Minute)}
 	v, err := omise.Provider{}.FindCharge(ctx, nil, f.target, rec)
 	require.NoError(t, err)
 	require.Equal(t, idempay.KindSucceeded, v.Kind, "within the default two-minute skew")
@@ -84,15 +84,15 @@ func TestFindChargeByReference(t *testing.T) {
 	require.NoError(t, err)
 	p := omise.Provider{}
 
-	v, err := p.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, IntentID: "mine", ProviderRef: ch.ID})
+	v, err := p.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, ID: "mine", ProviderRef: ch.ID})
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindSucceeded, v.Kind)
 	assert.Equal(t, 1, f.srv.Stats().Retrievals)
 
-	_, err = p.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, IntentID: "other", ProviderRef: ch.ID})
+	_, err = p.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, ID: "other", ProviderRef: ch.ID})
 	assert.ErrorIs(t, err, omise.ErrForeignCharge)
 
-	v, err = p.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, IntentID: "mine", ProviderRef: "chrg_test_missing"})
+	v, err = p.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, ID: "mine", ProviderRef: "chrg_test_missing"})
 	assert.Equal(t, idempay.KindUnknown, v.Kind, "a missing reference is not proof")
 	var apiErr *idempay.APIError
 	require.ErrorAs(t, err, &apiErr)
@@ -117,7 +117,7 @@ func TestIntentOfCharge(t *testing.T) {
 	_, err = omise.Provider{}.IntentOfCharge(ctx, nil, f.target, other.ID)
 	assert.ErrorIs(t, err, omise.ErrNotIdempay)
 	// Nor does it settle an intent whose record names it.
-	v, err := omise.Provider{}.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, IntentID: "order-9", ProviderRef: other.ID})
+	v, err := omise.Provider{}.FindCharge(ctx, nil, f.target, idempay.Record{Namespace: ns, ID: "order-9", ProviderRef: other.ID})
 	assert.ErrorIs(t, err, omise.ErrForeignCharge)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 	bad := f.target
@@ -164,7 +164,7 @@ func TestFindChargeListMustBeProof(t *testing.T) {
 			t.Cleanup(ts.Close)
 			u, _ := url.Parse(ts.URL)
 			v, err := omise.Provider{}.FindCharge(context.Background(), ts.Client(), idempay.Target{BaseURL: u, Credentials: secret},
-				idempay.Record{Namespace: ns, IntentID: "o1", CreatedAt: time.Now()})
+				idempay.Record{Namespace: ns, ID: "o1", CreatedAt: time.Now()})
 			assert.Error(t, err)
 			assert.NotEqual(t, idempay.KindNotFound, v.Kind)
 		})

@@ -108,7 +108,7 @@ func TestOmiseFixturesListPage(t *testing.T) {
 	}
 	assert.Equal(t, map[idempay.Kind]int{idempay.KindSucceeded: 14, idempay.KindDeclined: 6}, kinds)
 
-	rec := idempay.Record{Namespace: ns, IntentID: "order-1", CreatedAt: time.Now()}
+	rec := idempay.Record{Namespace: ns, ID: "order-1", CreatedAt: time.Now()}
 	v, err := omise.Provider{}.FindCharge(context.Background(), nil, replay(t, http.StatusOK, body), rec)
 	require.NoError(t, err, "the page is readable")
 	assert.Equal(t, idempay.KindNotFound, v.Kind)

@@ -14,7 +14,7 @@ import (
 	"github.com/idempay/idempay"
 )
 
-// Errors of FindRefund, FindCapture and FindCancel. Each leaves the
+// Errors of FindOp. Each leaves the
 // operation's outcome unknown.
 var (
 	// ErrDuplicateRefund: two refunds of the charge carry the refund's ID
@@ -43,7 +43,7 @@ type refundList struct {
 	Data   []json.RawMessage `json:"data"`
 }
 
-// FindRefund looks the refund up without creating anything: by its ID
+// findRefund looks the refund up without creating anything: by its ID
 // when the record holds one (a pending refund: GET
 // /charges/{charge}/refunds/{id}), else by reading the charge's refunds
 // (GET /charges/{charge}/refunds, 100 a page, oldest first, every page)
@@ -52,7 +52,7 @@ type refundList struct {
 // every page without one is read again RefundRecheck later, and two such
 // passes answer KindNotFound, which lets the Client resend (see
 // Provider.RefundRecheck for what that proof rests on).
-func (p Provider) FindRefund(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
+func (p Provider) findRefund(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
 	if rec.ProviderRef != "" {
 		return p.retrieveRefund(ctx, hc, t, op, rec)
 	}
@@ -182,20 +182,18 @@ func (p Provider) scanRefunds(ctx context.Context, hc *http.Client, t idempay.Ta
 	return idempay.Verdict{Kind: idempay.KindNotFound}, nil
 }
 
-// FindCapture retrieves the charge (GET /charges/{id}): captured for the
-// capture's amount is the capture succeeded; reversed, expired or failed
-// without being paid is a capture that can never be made (KindDeclined);
-// still authorised is KindNotFound (Omise captures a charge once, so a
-// resend cannot capture twice); anything else is unknown.
-func (p Provider) FindCapture(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
-	return p.findChargeOp(ctx, hc, t, op)
-}
-
-// FindCancel retrieves the charge: reversed is the cancel succeeded;
-// captured, expired or failed is a reverse that can never be made
-// (KindDeclined); still authorised is KindNotFound (a resent reverse
-// releases nothing twice); anything else is unknown.
-func (p Provider) FindCancel(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
+// FindOp looks the operation up without making anything: a refund as
+// findRefund says; a capture or cancel by retrieving the charge (GET
+// /charges/{id}). Captured for the capture's amount is the capture
+// succeeded, reversed the cancel succeeded; reversed, expired or failed
+// without being paid is a capture that can never be made, and captured,
+// expired or failed a reverse that can never be made (KindDeclined); still
+// authorised is KindNotFound (Omise captures a charge once, and a resent
+// reverse releases nothing twice); anything else is unknown.
+func (p Provider) FindOp(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
+	if op.Type == idempay.OpRefund {
+		return p.findRefund(ctx, hc, t, op, rec)
+	}
 	return p.findChargeOp(ctx, hc, t, op)
 }
 

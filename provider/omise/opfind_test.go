@@ -70,7 +70,7 @@ func refundOp() idempay.OpRequest {
 }
 
 func refundRec() idempay.Record {
-	return idempay.Record{Namespace: ns + "/refund", IntentID: "rf-1", Attempt: 1, Key: "key-1"}
+	return idempay.Record{Namespace: ns + "/refund", ID: "rf-1", Attempt: 1, Key: "key-1"}
 }
 
 var quick = omise.Provider{RefundRecheck: time.Millisecond}
@@ -104,7 +104,7 @@ func TestFindRefundByTags(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &opServer{pages: func(int, int) (int, string) { return 200, tc.page }}
-			v, err := quick.FindRefund(context.Background(), nil, s.start(t), refundOp(), refundRec())
+			v, err := quick.FindOp(context.Background(), nil, s.start(t), refundOp(), refundRec())
 			assert.Equal(t, tc.kind, v.Kind)
 			if tc.err != nil {
 				assert.ErrorIs(t, err, tc.err)
@@ -132,7 +132,7 @@ func TestFindRefundSecondPassFindsLateRefund(t *testing.T) {
 		}
 		return 200, list(1, tagged("rfnd_1", "closed", ours))
 	}}
-	v, err := omise.Provider{RefundRecheck: 20 * time.Millisecond}.FindRefund(context.Background(), nil, s.start(t), refundOp(), refundRec())
+	v, err := omise.Provider{RefundRecheck: 20 * time.Millisecond}.FindOp(context.Background(), nil, s.start(t), refundOp(), refundRec())
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindSucceeded, v.Kind)
 	assert.EqualValues(t, 2, s.lists.Load())
@@ -142,13 +142,13 @@ func TestFindRefundSecondPassFindsLateRefund(t *testing.T) {
 	s.lists.Store(0)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	v, err = omise.Provider{}.FindRefund(ctx, nil, s.start(t), refundOp(), refundRec())
+	v, err = omise.Provider{}.FindOp(ctx, nil, s.start(t), refundOp(), refundRec())
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 
 	// A negative RefundRecheck reads once.
 	s.lists.Store(0)
-	v, err = omise.Provider{RefundRecheck: -1}.FindRefund(context.Background(), nil, s.start(t), refundOp(), refundRec())
+	v, err = omise.Provider{RefundRecheck: -1}.FindOp(context.Background(), nil, s.start(t), refundOp(), refundRec())
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind)
 	assert.EqualValues(t, 1, s.lists.Load())
@@ -167,7 +167,7 @@ func TestFindRefundPagesAndFailures(t *testing.T) {
 		}
 		return 200, list(101, tagged("rfnd_1", "closed", ours))
 	}}
-	v, err := quick.FindRefund(context.Background(), nil, s.start(t), refundOp(), refundRec())
+	v, err := quick.FindOp(context.Background(), nil, s.start(t), refundOp(), refundRec())
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindSucceeded, v.Kind)
 	assert.EqualValues(t, 2, s.lists.Load())
@@ -182,13 +182,13 @@ func TestFindRefundPagesAndFailures(t *testing.T) {
 		"charge gone": {404, `{"object":"error","code":"not_found","message":"charge was not found"}`},
 	} {
 		s := &opServer{pages: func(int, int) (int, string) { return answer.status, answer.body }}
-		v, err := quick.FindRefund(context.Background(), nil, s.start(t), refundOp(), refundRec())
+		v, err := quick.FindOp(context.Background(), nil, s.start(t), refundOp(), refundRec())
 		assert.Error(t, err, name)
 		assert.Equal(t, idempay.KindUnknown, v.Kind, name)
 	}
 	op := refundOp()
 	op.ChargeRef = ""
-	_, err = quick.FindRefund(context.Background(), nil, s.start(t), op, refundRec())
+	_, err = quick.FindOp(context.Background(), nil, s.start(t), op, refundRec())
 	assert.Error(t, err, "no charge to look in")
 }
 
@@ -198,13 +198,13 @@ func TestFindRefundByID(t *testing.T) {
 	rec := refundRec()
 	rec.ProviderRef = "rfnd_1"
 	s := &opServer{refund: tagged("rfnd_1", "closed", ours)}
-	v, err := quick.FindRefund(context.Background(), nil, s.start(t), refundOp(), rec)
+	v, err := quick.FindOp(context.Background(), nil, s.start(t), refundOp(), rec)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindSucceeded, v.Kind)
 	assert.Zero(t, s.lists.Load())
 
 	s = &opServer{refund: tagged("rfnd_1", "closed", `"idempay_op":"rf-9","idempay_namespace":"`+ns+`","idempay_key":"key-1"`)}
-	v, err = quick.FindRefund(context.Background(), nil, s.start(t), refundOp(), rec)
+	v, err = quick.FindOp(context.Background(), nil, s.start(t), refundOp(), rec)
 	assert.ErrorIs(t, err, omise.ErrForeignRefund)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 }
@@ -238,7 +238,7 @@ func TestFindCaptureAndCancel(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			target := (&opServer{charge: tc.charge}).start(t)
 			cp := idempay.OpRequest{Type: idempay.OpCapture, ID: "cp-1", IntentID: "o1", ChargeRef: "chrg_test_1", Amount: 60000, Currency: "THB"}
-			v, err := omise.Provider{}.FindCapture(context.Background(), nil, target, cp, idempay.Record{IntentID: "cp-1", Key: "kc"})
+			v, err := omise.Provider{}.FindOp(context.Background(), nil, target, cp, idempay.Record{ID: "cp-1", Key: "kc"})
 			assert.Equal(t, tc.capture, v.Kind, "capture")
 			if tc.captureErr != nil {
 				assert.ErrorIs(t, err, tc.captureErr)
@@ -247,7 +247,7 @@ func TestFindCaptureAndCancel(t *testing.T) {
 				assert.Equal(t, int64(60000), v.Operation.Amount)
 			}
 			cn := idempay.OpRequest{Type: idempay.OpCancel, ID: "cn-1", IntentID: "o1", ChargeRef: "chrg_test_1", Amount: 100000, Currency: "THB"}
-			v, err = omise.Provider{}.FindCancel(context.Background(), nil, target, cn, idempay.Record{IntentID: "cn-1", Key: "kn"})
+			v, err = omise.Provider{}.FindOp(context.Background(), nil, target, cn, idempay.Record{ID: "cn-1", Key: "kn"})
 			assert.Equal(t, tc.cancel, v.Kind, "cancel")
 			if v.Kind == idempay.KindUnknown {
 				assert.Error(t, err)
@@ -259,7 +259,7 @@ func TestFindCaptureAndCancel(t *testing.T) {
 	}
 	// A lookup that cannot retrieve the charge proves nothing.
 	target := (&opServer{}).start(t)
-	v, err := omise.Provider{}.FindCancel(context.Background(), nil, target,
+	v, err := omise.Provider{}.FindOp(context.Background(), nil, target,
 		idempay.OpRequest{Type: idempay.OpCancel, ID: "cn", IntentID: "o1", ChargeRef: "chrg_test_1"}, idempay.Record{})
 	assert.Error(t, err)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)

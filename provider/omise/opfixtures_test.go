@@ -20,18 +20,16 @@ import (
 
 // readOp sends the request build makes to a server replaying body with
 // status and reads the answer with read, as the Client does.
-func readOp(t *testing.T, status int, body []byte, op idempay.OpRequest,
-	build func(context.Context, idempay.Target, idempay.OpRequest, string) (*http.Request, error),
-	read func(*http.Response, []byte) idempay.Verdict) idempay.Verdict {
+func readOp(t *testing.T, status int, body []byte, op idempay.OpRequest, p omise.Provider) idempay.Verdict {
 	t.Helper()
-	req, err := build(context.Background(), replay(t, status, body), op, "k1")
+	req, err := p.NewOpRequest(context.Background(), replay(t, status, body), op, "k1")
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return read(resp, b)
+	return p.ReadOp(op.Type, resp, b)
 }
 
 func fixtureOp(t idempay.OpType, chargeID string, amount int64) idempay.OpRequest {
@@ -112,30 +110,30 @@ func TestOmiseFixturesCaptureAndReverse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cp, cn := fixtureOp(idempay.OpCapture, tc.id, tc.amount), fixtureOp(idempay.OpCancel, tc.id, tc.amount)
-			v := readOp(t, http.StatusOK, tc.body, cp, p.NewCaptureRequest, p.ReadCapture)
+			v := readOp(t, http.StatusOK, tc.body, cp, p)
 			require.Equal(t, tc.readCapture, v.Kind, "capture answered")
 			if v.Kind == succeeded {
 				assert.Equal(t, tc.captured, v.Operation.Amount)
 				assert.Equal(t, tc.id, v.Operation.ID)
 			}
-			v = readOp(t, http.StatusOK, tc.body, cn, p.NewCancelRequest, p.ReadCancel)
+			v = readOp(t, http.StatusOK, tc.body, cn, p)
 			require.Equal(t, tc.readCancel, v.Kind, "reverse answered")
 
 			target := replay(t, http.StatusOK, taggedAs(t, tc.body))
-			v, _ = p.FindCapture(context.Background(), nil, target, cp, idempay.Record{IntentID: cp.ID, Key: "k1"})
+			v, _ = p.FindOp(context.Background(), nil, target, cp, idempay.Record{ID: cp.ID, Key: "k1"})
 			assert.Equal(t, tc.findCapt, v.Kind, "capture looked up")
-			v, _ = p.FindCancel(context.Background(), nil, target, cn, idempay.Record{IntentID: cn.ID, Key: "k1"})
+			v, _ = p.FindOp(context.Background(), nil, target, cn, idempay.Record{ID: cn.ID, Key: "k1"})
 			assert.Equal(t, tc.findCanc, v.Kind, "reverse looked up")
 
 			// As Omise stores them, untagged, they are no intent's: a
 			// lookup refuses to settle with them.
-			_, err := p.FindCapture(context.Background(), nil, replay(t, http.StatusOK, tc.body), cp, idempay.Record{})
+			_, err := p.FindOp(context.Background(), nil, replay(t, http.StatusOK, tc.body), cp, idempay.Record{})
 			assert.ErrorIs(t, err, omise.ErrForeignCharge)
 		})
 	}
 	// A capture found for another amount than it asked is no proof.
 	body := taggedAs(t, upstream(t, "omise-go_chrg_test_5x1753iuub61dfe41q4-get.json"))
-	v, err := p.FindCapture(context.Background(), nil, replay(t, http.StatusOK, body),
+	v, err := p.FindOp(context.Background(), nil, replay(t, http.StatusOK, body),
 		fixtureOp(idempay.OpCapture, "chrg_test_5x1753iuub61dfe41q4", 10000), idempay.Record{})
 	assert.ErrorIs(t, err, omise.ErrCaptureMismatch)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
@@ -170,22 +168,22 @@ func TestOmiseFixturesRefunds(t *testing.T) {
 
 	p := quick
 	op := fixtureOp(idempay.OpRefund, "chrg_test_4yq7duw15p9hdrjp8oq", 10000)
-	v := readOp(t, http.StatusOK, l.Data[0], op, p.NewRefundRequest, p.ReadRefund)
+	v := readOp(t, http.StatusOK, l.Data[0], op, p)
 	require.Equal(t, idempay.KindSucceeded, v.Kind)
 	assert.Equal(t, "rfnd_test_4yqmv79ahghsiz23y3c", v.Operation.ID)
 	assert.Equal(t, int64(10000), v.Operation.Amount)
 	assert.Equal(t, "THB", v.Operation.Currency)
 
-	v, err := p.FindRefund(context.Background(), nil, replay(t, http.StatusOK, c.Refunds), op,
-		idempay.Record{Namespace: ns + "/refund", IntentID: op.ID, Attempt: 1, Key: "k1"})
+	v, err := p.FindOp(context.Background(), nil, replay(t, http.StatusOK, c.Refunds), op,
+		idempay.Record{Namespace: ns + "/refund", ID: op.ID, Attempt: 1, Key: "k1"})
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind)
 
 	notFound := upstream(t, "omise-go_charges_404-get.json")
-	v = readOp(t, http.StatusNotFound, notFound, op, p.NewRefundRequest, p.ReadRefund)
+	v = readOp(t, http.StatusNotFound, notFound, op, p)
 	assert.Equal(t, idempay.KindConfig, v.Kind)
 	assert.Equal(t, "not_found", v.Err.Code)
-	v, err = p.FindRefund(context.Background(), nil, replay(t, http.StatusNotFound, notFound), op, idempay.Record{Key: "k1"})
+	v, err = p.FindOp(context.Background(), nil, replay(t, http.StatusNotFound, notFound), op, idempay.Record{Key: "k1"})
 	assert.Error(t, err)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 }

@@ -55,12 +55,22 @@ func (r refund) verdict(v idempay.Verdict) idempay.Verdict {
 	return v
 }
 
-// ReadRefund interprets Omise's answer to POST /charges/{id}/refunds; see
+// ReadOp interprets Omise's answer to an operation of type t: to a refund,
+// the refund object (below); to a capture or a reverse, the charge,
+// captured (paid) or reversed, or not.
+func (p Provider) ReadOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict {
+	if t == idempay.OpRefund {
+		return p.readRefund(resp, body)
+	}
+	return readChargeOp(t, resp, body)
+}
+
+// readRefund interprets Omise's answer to POST /charges/{id}/refunds; see
 // OPERATIONS.md for the table. A refund object answers by its status; an
 // error never proves more than that this request made no refund, so every
 // refusal is KindInvalid (failed only when no earlier attempt may have
 // refunded), never KindDeclined.
-func (p Provider) ReadRefund(resp *http.Response, body []byte) idempay.Verdict {
+func (p Provider) readRefund(resp *http.Response, body []byte) idempay.Verdict {
 	v := idempay.Verdict{Kind: idempay.ClassifyStatus(resp.StatusCode), RequestID: requestID(resp.Header)}
 	switch v.Kind {
 	case idempay.KindSucceeded:
@@ -74,18 +84,6 @@ func (p Provider) ReadRefund(resp *http.Response, body []byte) idempay.Verdict {
 		return v
 	}
 	return readOpError(v, resp, body)
-}
-
-// ReadCapture interprets Omise's answer to POST /charges/{id}/capture: the
-// charge, captured (paid) or not.
-func (p Provider) ReadCapture(resp *http.Response, body []byte) idempay.Verdict {
-	return readChargeOp(idempay.OpCapture, resp, body)
-}
-
-// ReadCancel interprets Omise's answer to POST /charges/{id}/reverse: the
-// charge, reversed or not.
-func (p Provider) ReadCancel(resp *http.Response, body []byte) idempay.Verdict {
-	return readChargeOp(idempay.OpCancel, resp, body)
 }
 
 func readChargeOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict {

@@ -50,7 +50,7 @@ func TestReadRefund(t *testing.T) {
 		{"3xx", 302, ``, idempay.KindUnknown, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := Provider{}.ReadRefund(answer(tc.status, tc.body))
+			v := readAs(idempay.OpRefund)(answer(tc.status, tc.body))
 			require.Equal(t, tc.kind, v.Kind)
 			assert.False(t, v.Replayed)
 			switch tc.kind {
@@ -103,9 +103,9 @@ func TestOpErrorMapping(t *testing.T) {
 		{422, omiseErr("invalid_amount"), idempay.KindInvalid},
 	} {
 		for name, read := range map[string]func(int, string) idempay.Verdict{
-			"refund":  func(s int, b string) idempay.Verdict { return Provider{}.ReadRefund(answer(s, b)) },
-			"capture": func(s int, b string) idempay.Verdict { return Provider{}.ReadCapture(answer(s, b)) },
-			"cancel":  func(s int, b string) idempay.Verdict { return Provider{}.ReadCancel(answer(s, b)) },
+			"refund":  func(s int, b string) idempay.Verdict { return readAs(idempay.OpRefund)(answer(s, b)) },
+			"capture": func(s int, b string) idempay.Verdict { return readAs(idempay.OpCapture)(answer(s, b)) },
+			"cancel":  func(s int, b string) idempay.Verdict { return readAs(idempay.OpCancel)(answer(s, b)) },
 		} {
 			v := read(tc.status, tc.body)
 			assert.Equal(t, tc.kind, v.Kind, "%s: HTTP %d %s", name, tc.status, tc.body)
@@ -144,8 +144,8 @@ func TestReadCaptureAndCancel(t *testing.T) {
 				kind idempay.Kind
 				v    idempay.Verdict
 			}{
-				{tc.capture, Provider{}.ReadCapture(answer(200, tc.body))},
-				{tc.cancel, Provider{}.ReadCancel(answer(200, tc.body))},
+				{tc.capture, readAs(idempay.OpCapture)(answer(200, tc.body))},
+				{tc.cancel, readAs(idempay.OpCancel)(answer(200, tc.body))},
 			} {
 				require.Equal(t, op.kind, op.v.Kind)
 				switch op.kind {
@@ -182,7 +182,7 @@ func formOf(t *testing.T, body io.Reader) url.Values {
 // (refunds: metadata) and the header, and Omise's authentication.
 func TestNewOpRequests(t *testing.T) {
 	ctx := context.Background()
-	r, err := Provider{}.NewRefundRequest(ctx, target(), opReq(idempay.OpRefund), "key-1")
+	r, err := Provider{}.NewOpRequest(ctx, target(), opReq(idempay.OpRefund), "key-1")
 	require.NoError(t, err)
 	assert.Equal(t, "https://api.omise.test/charges/chrg_test_1/refunds", r.URL.String())
 	assert.Equal(t, url.Values{"amount": {"5000"}, "metadata[idempay_op]": {"rf-1"}, "metadata[idempay_intent]": {"o1"},
@@ -195,13 +195,13 @@ func TestNewOpRequests(t *testing.T) {
 		assert.Equal(t, "key-1", r.Header.Get("Idempotency-Key"))
 	}
 
-	r, err = Provider{}.NewCaptureRequest(ctx, target(), opReq(idempay.OpCapture), "key-2")
+	r, err = Provider{}.NewOpRequest(ctx, target(), opReq(idempay.OpCapture), "key-2")
 	require.NoError(t, err)
 	assert.Equal(t, "https://api.omise.test/charges/chrg_test_1/capture", r.URL.String())
 	assert.Equal(t, url.Values{"capture_amount": {"5000"}}, formOf(t, r.Body), "Omise's capture keeps no metadata")
 	assert.Equal(t, "key-2", r.Header.Get("Idempotency-Key"))
 
-	r, err = Provider{}.NewCancelRequest(ctx, target(), opReq(idempay.OpCancel), "key-3")
+	r, err = Provider{}.NewOpRequest(ctx, target(), opReq(idempay.OpCancel), "key-3")
 	require.NoError(t, err)
 	assert.Equal(t, "https://api.omise.test/charges/chrg_test_1/reverse", r.URL.String())
 	assert.Empty(t, formOf(t, r.Body))
@@ -211,7 +211,7 @@ func TestNewOpRequests(t *testing.T) {
 	for _, ref := range []string{"", "chrg_1/../../customers", "chrg?x=1", ".."} {
 		op := opReq(idempay.OpRefund)
 		op.ChargeRef = ref
-		_, err := Provider{}.NewRefundRequest(ctx, target(), op, "k")
+		_, err := Provider{}.NewOpRequest(ctx, target(), op, "k")
 		assert.Error(t, err, ref)
 	}
 }
@@ -219,9 +219,9 @@ func TestNewOpRequests(t *testing.T) {
 // TestValidateOps: what is refused before anything is stored.
 func TestValidateOps(t *testing.T) {
 	p := Provider{}
-	assert.NoError(t, p.ValidateRefund(opReq(idempay.OpRefund)))
-	assert.NoError(t, p.ValidateCapture(opReq(idempay.OpCapture)))
-	assert.NoError(t, p.ValidateCancel(idempay.OpRequest{Type: idempay.OpCancel, ID: "c", IntentID: "o"}))
+	assert.NoError(t, p.ValidateOp(opReq(idempay.OpRefund)))
+	assert.NoError(t, p.ValidateOp(opReq(idempay.OpCapture)))
+	assert.NoError(t, p.ValidateOp(idempay.OpRequest{Type: idempay.OpCancel, ID: "c", IntentID: "o"}))
 	for name, op := range map[string]func(*idempay.OpRequest){
 		"a currency Omise scales otherwise": func(o *idempay.OpRequest) { o.Currency = "BHD" },
 		"idempay's op tag":                  func(o *idempay.OpRequest) { o.Metadata = map[string]string{OpMetadataKey: "x"} },
@@ -231,12 +231,17 @@ func TestValidateOps(t *testing.T) {
 		o := opReq(idempay.OpRefund)
 		op(&o)
 		var ve *idempay.ValidationError
-		assert.ErrorAs(t, p.ValidateRefund(o), &ve, name)
+		assert.ErrorAs(t, p.ValidateOp(o), &ve, name)
 	}
 	var ve *idempay.ValidationError
-	assert.ErrorAs(t, Provider{Version: "2019 05 29"}.ValidateCancel(opReq(idempay.OpCancel)), &ve)
+	assert.ErrorAs(t, Provider{Version: "2019 05 29"}.ValidateOp(opReq(idempay.OpCancel)), &ve)
 	o := opReq(idempay.OpCapture)
 	o.Currency = "KWD"
-	assert.ErrorAs(t, p.ValidateCapture(o), &ve)
+	assert.ErrorAs(t, p.ValidateOp(o), &ve)
 	assert.True(t, strings.Contains(ve.Error(), "KWD"))
+}
+
+// readAs is the adapter's reader of answers to operations of type op.
+func readAs(op idempay.OpType) func(*http.Response, []byte) idempay.Verdict {
+	return func(resp *http.Response, body []byte) idempay.Verdict { return Provider{}.ReadOp(op, resp, body) }
 }

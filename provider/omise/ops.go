@@ -29,44 +29,34 @@ const MaxRefunds = 15
 // DefaultRefundRecheck is Provider.RefundRecheck's default.
 const DefaultRefundRecheck = 2 * time.Second
 
-var (
-	_ idempay.Refunder      = Provider{}
-	_ idempay.RefundFinder  = Provider{}
-	_ idempay.Capturer      = Provider{}
-	_ idempay.CaptureFinder = Provider{}
-	_ idempay.Canceller     = Provider{}
-	_ idempay.CancelFinder  = Provider{}
-)
+var _ idempay.Operator = Provider{}
 
-// ValidateRefund refuses, with a *idempay.ValidationError, a refund Omise
-// could not take or the adapter could not find again: a currency whose
-// minor unit differs from Omise's, metadata under idempay's tags or with
-// square brackets, a bad Provider setting. RefundRequest.Reason has no
-// place in Omise's refund and is not sent.
-func (p Provider) ValidateRefund(op idempay.OpRequest) error {
+// Operates reports that the adapter makes refunds, captures (of
+// authorisations) and cancels (Omise's reverse), and looks each up.
+func (Provider) Operates(idempay.OpType) (makes, finds bool) { return true, true }
+
+// ValidateOp refuses, with a *idempay.ValidationError, an operation Omise
+// could not take or the adapter could not find again: a bad Provider
+// setting; for a refund or capture, a currency whose minor unit differs
+// from Omise's; for a refund, metadata under idempay's tags or with square
+// brackets. What Omise has no place for is not sent: a refund's Reason, a
+// capture's Metadata (Omise's capture keeps none), a cancel's Reason and
+// Metadata (Omise's reverse takes no parameters).
+func (p Provider) ValidateOp(op idempay.OpRequest) error {
 	if err := p.validateSettings(); err != nil {
 		return err
+	}
+	if op.Type == idempay.OpCancel {
+		return nil
 	}
 	if err := checkCurrency(op.Currency); err != nil {
 		return err
 	}
-	return checkOpMetadata(op.Metadata)
-}
-
-// ValidateCapture refuses a capture Omise could not take: a currency
-// whose minor unit differs from Omise's, a bad Provider setting. Omise's
-// capture keeps no metadata: CaptureRequest.Metadata is not sent.
-func (p Provider) ValidateCapture(op idempay.OpRequest) error {
-	if err := p.validateSettings(); err != nil {
-		return err
+	if op.Type == idempay.OpRefund {
+		return checkOpMetadata(op.Metadata)
 	}
-	return checkCurrency(op.Currency)
+	return nil
 }
-
-// ValidateCancel refuses nothing but a bad Provider setting: Omise's
-// reverse takes no parameters, so CancelRequest.Reason and Metadata are
-// not sent.
-func (p Provider) ValidateCancel(idempay.OpRequest) error { return p.validateSettings() }
 
 func (p Provider) validateSettings() error {
 	switch {
@@ -92,35 +82,36 @@ func checkOpMetadata(m map[string]string) error {
 	return nil
 }
 
-// NewRefundRequest builds POST /charges/{charge}/refunds, form-encoded:
-// amount, metadata[idempay_op] (the refund ID), metadata[idempay_intent],
-// metadata[idempay_namespace] and metadata[idempay_key] (the attempt's
-// key), with the caller's metadata. The key goes in Idempotency-Key too,
-// which Omise does not document: nothing relies on it.
-func (p Provider) NewRefundRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
+// NewOpRequest builds the operation's POST under /charges/{charge},
+// form-encoded, with the key in Idempotency-Key, which Omise does not
+// document: nothing relies on it.
+//
+//   - A refund is POST /charges/{charge}/refunds: amount,
+//     metadata[idempay_op] (the refund ID), metadata[idempay_intent],
+//     metadata[idempay_namespace] and metadata[idempay_key] (the attempt's
+//     key), with the caller's metadata.
+//   - A capture is POST /charges/{charge}/capture with capture_amount: the
+//     amount asked, or for a whole capture the authorised amount the
+//     Client completed the request with.
+//   - A cancel is POST /charges/{charge}/reverse, which releases an
+//     authorisation that was not captured. It has no parameters; the
+//     Client keeps net/http from resending such a bodiless POST behind its
+//     back.
+func (p Provider) NewOpRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
 	f := url.Values{}
+	switch op.Type {
+	case idempay.OpCancel:
+		return p.opPost(ctx, t, op, "reverse", f, key)
+	case idempay.OpCapture:
+		if op.Amount > 0 {
+			f.Set("capture_amount", strconv.FormatInt(op.Amount, 10))
+		}
+		return p.opPost(ctx, t, op, "capture", f, key)
+	}
 	f.Set("amount", strconv.FormatInt(op.Amount, 10))
 	f.Set("metadata["+OpMetadataKey+"]", op.ID)
 	wire.SetTags(f, t, op.IntentID, key, op.Metadata)
 	return p.opPost(ctx, t, op, "refunds", f, key)
-}
-
-// NewCaptureRequest builds POST /charges/{charge}/capture with
-// capture_amount: the amount asked, or for a whole capture the authorised
-// amount the Client completed the request with.
-func (p Provider) NewCaptureRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
-	f := url.Values{}
-	if op.Amount > 0 {
-		f.Set("capture_amount", strconv.FormatInt(op.Amount, 10))
-	}
-	return p.opPost(ctx, t, op, "capture", f, key)
-}
-
-// NewCancelRequest builds POST /charges/{charge}/reverse, which releases
-// an authorisation that was not captured. It has no parameters; the Client
-// keeps net/http from resending such a bodiless POST behind its back.
-func (p Provider) NewCancelRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
-	return p.opPost(ctx, t, op, "reverse", url.Values{}, key)
 }
 
 func (p Provider) opPost(ctx context.Context, t idempay.Target, op idempay.OpRequest, action string, f url.Values, key string) (*http.Request, error) {

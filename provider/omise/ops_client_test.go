@@ -113,7 +113,7 @@ func TestRefundLostRequestIsResentAfterProof(t *testing.T) {
 			f.srv.Fail("o1-rf-1", fault)
 			op, err := f.client.Refund(context.Background(), refundOf("o1-rf-1", "o1", 50000))
 			require.NoError(t, err)
-			assert.Equal(t, 2, op.Attempts)
+			assert.Equal(t, 2, op.Requests)
 			assert.False(t, op.Replayed)
 			st := f.srv.Stats()
 			assert.Equal(t, 2, st.Ops.Requests)
@@ -269,8 +269,8 @@ func TestCancelReverses(t *testing.T) {
 			assert.Equal(t, int64(150000), op.Amount)
 			// The client counted every request Omise got: net/http resent
 			// none by itself (the reverse has no body; see ops.go).
-			assert.Equal(t, op.Attempts, f.srv.Stats().Ops.Requests)
-			assert.Equal(t, map[fakes.Fault]int{fakes.None: 1, fakes.Post: 1, fakes.Mid: 2}[fault], op.Attempts)
+			assert.Equal(t, op.Requests, f.srv.Stats().Ops.Requests)
+			assert.Equal(t, map[fakes.Fault]int{fakes.None: 1, fakes.Post: 1, fakes.Mid: 2}[fault], op.Requests)
 			_, err = f.client.Charge(ctx, thb("auth", "tokn_test_auth"))
 			require.ErrorIs(t, err, idempay.ErrCanceled)
 			assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))

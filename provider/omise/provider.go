@@ -54,7 +54,10 @@ type Provider struct {
 	// was reserved, for clock differences between the KeyStore, whose
 	// clock stamps the reservation (Record.CreatedAt: PostgreSQL's now(),
 	// Redis's TIME, the file store's host), and Omise (whose charges are
-	// created after the reservation, in true time).
+	// created after the reservation, in true time). The Client has already
+	// moved CreatedAt back by the most any of its fleet saw the store's
+	// clock read ahead of its own host's, so ClockSkew covers what no
+	// Client saw: the hosts' own error against true time.
 	// A charge missed because the skew was larger is not resent into a
 	// second charge (its token was used), but it keeps the intent unknown
 	// until found. Default DefaultClockSkew.
@@ -77,7 +80,7 @@ type Provider struct {
 	// (ErrLegacyTag), since it may be another account's.
 	LegacyNamespace string
 
-	// RefundRecheck is how long FindRefund waits before reading a charge's
+	// RefundRecheck is how long FindOp of a refund waits before reading a charge's
 	// refunds a second time when the first pass found no refund of the
 	// refund ID; only two passes without one are taken as proof that the
 	// refund was never made (KindNotFound), which lets the Client resend
@@ -93,9 +96,9 @@ type Provider struct {
 }
 
 var (
-	_ idempay.Provider    = Provider{}
-	_ idempay.Finder      = Provider{}
-	_ idempay.LookupGuard = Provider{}
+	_ idempay.Provider             = Provider{}
+	_ idempay.Finder               = Provider{}
+	_ idempay.LookupBeforeResender = Provider{}
 )
 
 // Name is "omise": the provider part of every KeyStore namespace.

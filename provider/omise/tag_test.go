@@ -23,7 +23,7 @@ func TestTwoAccountsOnOneKeyNeverSettleEachOther(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "omise:shop-a", c.Metadata[omise.NamespaceMetadataKey], "charges carry their namespace")
 
-	shopB := idempay.Record{Namespace: "omise:shop-b", IntentID: "order-1", CreatedAt: time.Now()}
+	shopB := idempay.Record{Namespace: "omise:shop-b", ID: "order-1", CreatedAt: time.Now()}
 	v, err := omise.Provider{}.FindCharge(ctx, nil, f.target, shopB)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind, "shop-a's charge is not shop-b's")
@@ -32,7 +32,7 @@ func TestTwoAccountsOnOneKeyNeverSettleEachOther(t *testing.T) {
 	_, err = omise.Provider{}.FindCharge(ctx, nil, f.target, shopB)
 	assert.ErrorIs(t, err, omise.ErrForeignCharge, "not even when shop-b's record names it")
 
-	shopA := idempay.Record{Namespace: "omise:shop-a", IntentID: "order-1", CreatedAt: time.Now()}
+	shopA := idempay.Record{Namespace: "omise:shop-a", ID: "order-1", CreatedAt: time.Now()}
 	v, err = omise.Provider{}.FindCharge(ctx, nil, f.target, shopA)
 	require.NoError(t, err)
 	assert.Equal(t, ch.ID, v.Charge.ID)
@@ -53,7 +53,7 @@ func TestLegacyTagAcceptedOnlyWhereItCannotBeAnotherAccounts(t *testing.T) {
 	ctx := context.Background()
 	legacy := postCharge(t, f.target, url.Values{"amount": {"150000"}, "currency": {"thb"}, "card": {"tokn_test_old"},
 		"metadata[idempay_intent]": {"order-1"}})
-	rec := idempay.Record{Namespace: ns, IntentID: "order-1", CreatedAt: time.Now()}
+	rec := idempay.Record{Namespace: ns, ID: "order-1", CreatedAt: time.Now()}
 
 	v, err := omise.Provider{}.FindCharge(ctx, nil, f.target, rec)
 	assert.ErrorIs(t, err, omise.ErrLegacyTag)

@@ -28,7 +28,7 @@ func TestDeclineThenAnotherCardIsASecondAttempt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, idempay.StateSucceeded, ch.State)
 	assert.Equal(t, 2, ch.Attempt)
-	assert.Equal(t, 1, ch.Attempts)
+	assert.Equal(t, 1, ch.Requests)
 	keys := srv.Stats().Keys["o"]
 	require.Len(t, keys, 2, "two attempts, two keys")
 	assert.Equal(t, ch.Key, keys[1])
@@ -77,7 +77,7 @@ func TestPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 		assert.Equal(t, idempay.StateSucceeded, ch.State, name)
 		assert.Equal(t, idempay.ReplayFromStore, ch.ReplayedFrom, name)
 		assert.Equal(t, tc.differ, ch.ParamsDiffer, name)
-		assert.Zero(t, ch.Attempts, name)
+		assert.Zero(t, ch.Requests, name)
 	}
 	after := srv.Stats()
 	assert.Equal(t, before.Requests, after.Requests, "no charge request")

@@ -83,7 +83,7 @@ func TestChaosStripeRefunds(t *testing.T) {
 	require.Positive(t, rep.Refused, "the plan asks for more than was charged: some refunds are refused")
 	require.Positive(t, rep.Unknown, "the faults left some refunds unknown after the first pass")
 	require.Equal(t, rep.Unknown, rep.Settled, "every unknown refund settled by the second pass")
-	require.EqualValues(t, st.Ops.Requests, rep.Attempts, "the clients counted every refund request the fake received")
+	require.EqualValues(t, st.Ops.Requests, rep.Requests, "the clients counted every refund request the fake received")
 	t.Logf("chaos Stripe refunds: %s; fake saw %d refund POSTs, faults %v, statuses %v, replays %d, refunds made %d",
 		rep, st.Ops.Requests, st.Ops.Faults, st.Ops.Statuses, st.Ops.Replays, len(srv.Ledger().Ops()))
 }

@@ -63,7 +63,7 @@ func TestChaosStripe(t *testing.T) {
 	require.NoError(t, srv.Ledger().Check(), "no intent charged twice")
 	st := srv.Stats()
 	require.Equal(t, *chaosIntents, srv.Ledger().Len(), "exactly one charge per intent")
-	require.EqualValues(t, st.Requests, rep.Attempts, "the client counted every request the fake received")
+	require.EqualValues(t, st.Requests, rep.Requests, "the client counted every request the fake received")
 	require.Equal(t, st.Replays, rep.ReplayedSeen, "every replay sent was reported as one")
 	require.GreaterOrEqual(t, rep.Unknown, lost, "the intents that lost every answer were unknown after the first pass")
 	t.Logf("chaos Stripe: %s; fake saw %d POSTs, faults %v, statuses %v, replays %d",

@@ -29,7 +29,7 @@ func TestChargeSucceeds(t *testing.T) {
 	assert.Equal(t, int64(1500), ch.Amount)
 	assert.Equal(t, "JPY", ch.Currency)
 	assert.NotEmpty(t, ch.RequestID)
-	assert.Equal(t, 1, ch.Attempts)
+	assert.Equal(t, 1, ch.Requests)
 	assert.False(t, ch.Replayed)
 
 	pi, ok := srv.PaymentIntent(ch.ID)
@@ -51,7 +51,7 @@ func TestLostAnswerIsReplayed(t *testing.T) {
 	srv.Fail("o", fakes.Post)
 	ch, err := c.Charge(context.Background(), order("o", "pm_card_visa"))
 	require.NoError(t, err)
-	assert.Equal(t, 2, ch.Attempts)
+	assert.Equal(t, 2, ch.Requests)
 	assert.True(t, ch.Replayed)
 	assert.Equal(t, idempay.ReplayFromServer, ch.ReplayedFrom)
 	assert.Equal(t, 1, srv.Ledger().Count("o"))

@@ -177,7 +177,7 @@ func TestConnectPerCharge(t *testing.T) {
 	}
 	// Lookups go to the intent's account: the cancelled authorisation is
 	// found there, and a lost charge is settled by search there.
-	cancelled, err := stripe.Provider{ConnectByIntent: true}.FindCancel(ctx, nil, connectTarget(t, f),
+	cancelled, err := stripe.Provider{ConnectByIntent: true}.FindOp(ctx, nil, connectTarget(t, f),
 		idempay.OpRequest{Type: idempay.OpCancel, ID: "cn-2", IntentID: auth.IntentID, ChargeRef: authorized(t, f, auth.IntentID)},
 		idempay.Record{})
 	require.NoError(t, err)

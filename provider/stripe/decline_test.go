@@ -54,7 +54,7 @@ func TestOneDeclineOneReading(t *testing.T) {
 	require.NoError(t, json.Unmarshal(upstream(t, "zulip_replace_payment_method--Invoice.pay.2.http_body.json"), &body))
 	pi := body.Error.PaymentIntent
 	pi["id"] = "pi_zulip"
-	rec := idempay.Record{Namespace: ns, IntentID: "order-1", ProviderRef: "pi_zulip"}
+	rec := idempay.Record{Namespace: ns, ID: "order-1", ProviderRef: "pi_zulip"}
 	tag := func(confirmed bool) []byte {
 		meta := map[string]any{stripe.IntentMetadataKey: "order-1", stripe.NamespaceMetadataKey: ns}
 		if confirmed {

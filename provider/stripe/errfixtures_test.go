@@ -20,7 +20,7 @@ import (
 func TestStripeFixtureOverRefund(t *testing.T) {
 	body := fixtures.Upstream(t, "pay-connector_refund_error_greater_amount.json")
 	read := func(h http.Header) idempay.Verdict {
-		return stripe.Provider{}.ReadRefund(&http.Response{StatusCode: http.StatusBadRequest, Header: h}, body)
+		return stripe.Provider{}.ReadOp(idempay.OpRefund, &http.Response{StatusCode: http.StatusBadRequest, Header: h}, body)
 	}
 	v := read(http.Header{})
 	assert.Equal(t, idempay.KindInvalid, v.Kind)
@@ -42,11 +42,10 @@ func TestStripeFixtureKeyInUse(t *testing.T) {
 	body := m[1]
 	assert.Contains(t, string(body), `"type":"invalid_request_error"`)
 	resp := &http.Response{StatusCode: http.StatusConflict, Header: http.Header{}}
-	for name, read := range map[string]func(*http.Response, []byte) idempay.Verdict{
-		"charge": stripe.Provider{}.ReadCharge, "refund": stripe.Provider{}.ReadRefund,
-		"capture": stripe.Provider{}.ReadCapture, "cancel": stripe.Provider{}.ReadCancel,
-	} {
-		v := read(resp, body)
-		assert.Equal(t, idempay.KindInFlight, v.Kind, name)
+	v := stripe.Provider{}.ReadCharge(resp, body)
+	assert.Equal(t, idempay.KindInFlight, v.Kind, "charge")
+	for _, op := range []idempay.OpType{idempay.OpRefund, idempay.OpCapture, idempay.OpCancel} {
+		v := stripe.Provider{}.ReadOp(op, resp, body)
+		assert.Equal(t, idempay.KindInFlight, v.Kind, op)
 	}
 }

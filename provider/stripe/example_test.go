@@ -46,7 +46,7 @@ func Example() {
 	switch idempay.OutcomeOf(err) {
 	case idempay.OutcomeSucceeded: // paid: ship the order
 		fmt.Println(ch.State, ch.Status, ch.Amount, ch.Currency)
-		fmt.Println("attempts:", ch.Attempts, "replayed from:", ch.ReplayedFrom)
+		fmt.Println("attempts:", ch.Requests, "replayed from:", ch.ReplayedFrom)
 		fmt.Println("charges at Stripe:", srv.Ledger().Count("order-1001"))
 	case idempay.OutcomePending: // not paid yet: send the customer to ch.AuthorizeURL
 		fmt.Println("pending:", ch.AuthorizeURL)

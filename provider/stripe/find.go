@@ -48,7 +48,7 @@ func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Tar
 
 func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
 	u := t.BaseURL.JoinPath(paymentIntentsPath, rec.ProviderRef)
-	v, body, err := p.get(ctx, hc, t, rec.IntentID, u)
+	v, body, err := p.get(ctx, hc, t, rec.ID, u)
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return v, err
 	}
@@ -62,7 +62,7 @@ func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Targe
 	// namespace is taken as this record's (wire.LegacyIsOwn).
 	if tags := pi.tags(); wire.OwnerOf(tags, rec) == wire.Foreign {
 		return idempay.Verdict{Kind: idempay.KindUnknown}, fmt.Errorf("%w: %s is tagged %q of %q, not %q of %q",
-			ErrForeignIntent, pi.ID, tags.Intent, tags.Namespace, rec.IntentID, rec.Namespace)
+			ErrForeignIntent, pi.ID, tags.Intent, tags.Namespace, rec.ID, rec.Namespace)
 	}
 	return found(pi, rec, v.RequestID), nil
 }
@@ -74,7 +74,7 @@ func (p Provider) retrieve(ctx context.Context, hc *http.Client, t idempay.Targe
 func found(pi paymentIntent, rec idempay.Record, requestID string) idempay.Verdict {
 	v := pi.verdict(idempay.Verdict{RequestID: requestID})
 	if v.Charge != nil {
-		v.Charge.IntentID, v.Charge.Key, v.Charge.RequestID = rec.IntentID, rec.Key, requestID
+		v.Charge.IntentID, v.Charge.Key, v.Charge.RequestID = rec.ID, rec.Key, requestID
 	}
 	if v.Err != nil {
 		v.Err.Provider, v.Err.Status, v.Err.RequestID = "stripe", http.StatusOK, requestID
@@ -84,8 +84,8 @@ func found(pi paymentIntent, rec idempay.Record, requestID string) idempay.Verdi
 
 func (p Provider) search(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
 	u := t.BaseURL.JoinPath(paymentIntentsPath, "search")
-	u.RawQuery = url.Values{"query": {SearchQuery(rec.IntentID)}, "limit": {"10"}}.Encode()
-	v, body, err := p.get(ctx, hc, t, rec.IntentID, u)
+	u.RawQuery = url.Values{"query": {SearchQuery(rec.ID)}, "limit": {"10"}}.Encode()
+	v, body, err := p.get(ctx, hc, t, rec.ID, u)
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return v, err
 	}
@@ -124,7 +124,7 @@ func (p Provider) search(ctx context.Context, hc *http.Client, t idempay.Target,
 		return found(own[0], rec, v.RequestID), nil
 	}
 	return idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID},
-		fmt.Errorf("%w %q: %s", ErrAmbiguous, rec.IntentID, idsOf(own))
+		fmt.Errorf("%w %q: %s", ErrAmbiguous, rec.ID, idsOf(own))
 }
 
 func idsOf(pis []paymentIntent) string {

@@ -30,7 +30,7 @@ func TestFindChargeByTrickyIntentID(t *testing.T) {
 	}
 	hc := &http.Client{}
 	for _, id := range []string{`quote'd`, `o' OR metadata['idempay_intent']:'plain`, `back\slash`} {
-		v, err := stripe.Provider{}.FindCharge(context.Background(), hc, fakeTarget(t, srv), idempay.Record{Namespace: ns, IntentID: id})
+		v, err := stripe.Provider{}.FindCharge(context.Background(), hc, fakeTarget(t, srv), idempay.Record{Namespace: ns, ID: id})
 		require.NoError(t, err, id)
 		require.Equal(t, idempay.KindSucceeded, v.Kind, id)
 		pi, _ := srv.PaymentIntent(v.Charge.ID)
@@ -50,10 +50,10 @@ func TestFindChargeErrors(t *testing.T) {
 	hc := &http.Client{}
 	p := stripe.Provider{}
 
-	_, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, IntentID: "none"})
+	_, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, ID: "none"})
 	assert.ErrorIs(t, err, stripe.ErrNotIndexed, "an empty search is not proof")
 
-	v, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, IntentID: "x", ProviderRef: "pi_missing"})
+	v, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, ID: "x", ProviderRef: "pi_missing"})
 	assert.Error(t, err)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 	var apiErr *idempay.APIError
@@ -62,7 +62,7 @@ func TestFindChargeErrors(t *testing.T) {
 
 	bad := tg
 	bad.Credentials = "sk_wrong"
-	_, err = p.FindCharge(context.Background(), hc, bad, idempay.Record{Namespace: ns, IntentID: "x"})
+	_, err = p.FindCharge(context.Background(), hc, bad, idempay.Record{Namespace: ns, ID: "x"})
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, http.StatusUnauthorized, apiErr.Status)
 }
@@ -72,7 +72,7 @@ func TestFindChargeRefusesForeignReference(t *testing.T) {
 	ch, err := c.Charge(context.Background(), order("mine", "pm_card_visa"))
 	require.NoError(t, err)
 	_, err = stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, fakeTarget(t, srv),
-		idempay.Record{Namespace: ns, IntentID: "other", ProviderRef: ch.ID})
+		idempay.Record{Namespace: ns, ID: "other", ProviderRef: ch.ID})
 	assert.ErrorIs(t, err, stripe.ErrForeignIntent)
 }
 
@@ -91,7 +91,7 @@ func TestFindChargeAmbiguous(t *testing.T) {
 		resp.Body.Close()
 		require.Equal(t, 200, resp.StatusCode)
 	}
-	_, err := stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, tg, idempay.Record{Namespace: ns, IntentID: "dup"})
+	_, err := stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, tg, idempay.Record{Namespace: ns, ID: "dup"})
 	assert.ErrorIs(t, err, stripe.ErrAmbiguous)
 }
 
@@ -111,7 +111,7 @@ func TestFindChargeRefusesUntaggedReference(t *testing.T) {
 	resp.Body.Close()
 	require.Equal(t, "succeeded", pi.Status)
 	v, err := stripe.Provider{}.FindCharge(context.Background(), &http.Client{}, tg,
-		idempay.Record{Namespace: ns, IntentID: "mine", ProviderRef: pi.ID})
+		idempay.Record{Namespace: ns, ID: "mine", ProviderRef: pi.ID})
 	assert.ErrorIs(t, err, stripe.ErrForeignIntent)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 }

@@ -62,7 +62,7 @@ func TestStripeFixtureDecline(t *testing.T) {
 	assert.Equal(t, idempay.OutcomeFailed, idempay.OutcomeOf(err))
 	var ce *idempay.ChargeError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, 1, ce.Attempts)
+	assert.Equal(t, 1, ce.Requests)
 }
 
 // TestStripeFixturesOpenAPI reads every resource of Stripe's OpenAPI
@@ -99,6 +99,6 @@ func TestStripeFixturesOpenAPI(t *testing.T) {
 	// it was not made for the intent, whatever the record says.
 	pi := f.Resources["payment_intent"]
 	_, err := stripe.Provider{}.FindCharge(context.Background(), nil, replay(t, http.StatusOK, nil, pi),
-		idempay.Record{Namespace: ns, IntentID: "o1", ProviderRef: "pi_1PgafyB7WZ01zgkWSjxsAJo3"})
+		idempay.Record{Namespace: ns, ID: "o1", ProviderRef: "pi_1PgafyB7WZ01zgkWSjxsAJo3"})
 	assert.ErrorIs(t, err, stripe.ErrForeignIntent)
 }

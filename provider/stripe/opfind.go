@@ -13,11 +13,11 @@ import (
 	"github.com/idempay/idempay/internal/wire"
 )
 
-// Errors of FindRefund, FindCapture and FindCancel. Each leaves the
+// Errors of FindOp. Each leaves the
 // operation's outcome unknown.
 var (
 	// ErrRefundNotListed: the PaymentIntent's refunds could not all be
-	// read (more pages than FindRefund reads, or an entry that is not a
+	// read (more pages than findRefund reads, or an entry that is not a
 	// refund), so the absence of the refund's tags proves nothing.
 	ErrRefundNotListed = errors.New("stripe: the PaymentIntent's refunds could not all be read (not proof that none was made)")
 	// ErrAmbiguousRefund: several refunds carry the tags of one refund
@@ -34,11 +34,23 @@ var (
 	ErrCapturedElsewhere = errors.New("stripe: the PaymentIntent was captured, not by this capture")
 )
 
-// maxRefundPages bounds how many pages of 100 refunds FindRefund reads:
+// maxRefundPages bounds how many pages of 100 refunds findRefund reads:
 // far more refunds than any PaymentIntent takes in practice.
 const maxRefundPages = 50
 
-// FindRefund looks a refund up without creating anything: by ID when the
+// FindOp looks the operation up without making it (below, for each
+// type). hc nil means http.DefaultClient.
+func (p Provider) FindOp(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
+	switch op.Type {
+	case idempay.OpCapture:
+		return p.findCapture(ctx, hc, t, op)
+	case idempay.OpCancel:
+		return p.findCancel(ctx, hc, t, op)
+	}
+	return p.findRefund(ctx, hc, t, op, rec)
+}
+
+// findRefund looks a refund up without creating anything: by ID when the
 // record holds one (rec.ProviderRef, known once Stripe answered it
 // pending), else by listing the PaymentIntent's refunds (GET
 // /v1/refunds?payment_intent=, every page) and taking the one tagged with
@@ -52,7 +64,7 @@ const maxRefundPages = 50
 // runs that long), where it fails the attempt and frees its amount. A list
 // it could not read whole is KindUnknown with ErrRefundNotListed. hc nil
 // means http.DefaultClient.
-func (p Provider) FindRefund(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
+func (p Provider) findRefund(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
 	if rec.ProviderRef != "" {
 		return p.retrieveRefund(ctx, hc, t, op, rec)
 	}
@@ -198,7 +210,7 @@ func foundOp(v idempay.Verdict) idempay.Verdict {
 	return v
 }
 
-// FindCapture tells whether the capture was made by retrieving the
+// findCapture tells whether the capture was made by retrieving the
 // PaymentIntent (GET /v1/payment_intents/{id}, which reads Stripe's
 // current state, not an index):
 //
@@ -211,7 +223,7 @@ func foundOp(v idempay.Verdict) idempay.Verdict {
 //   - canceled: never captured and never can be, KindDeclined;
 //   - any other status, a PaymentIntent not tagged with the intent and
 //     namespace, or no answer: unknown.
-func (p Provider) FindCapture(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
+func (p Provider) findCapture(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest) (idempay.Verdict, error) {
 	pi, v, err := p.retrieveOwn(ctx, hc, t, op)
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return v, err
@@ -236,12 +248,12 @@ func (p Provider) FindCapture(ctx context.Context, hc *http.Client, t idempay.Ta
 	return v, nil
 }
 
-// FindCancel tells whether the cancel was made by retrieving the
+// findCancel tells whether the cancel was made by retrieving the
 // PaymentIntent: canceled is voided (a cancel carries no tag at Stripe,
 // and whoever cancelled it, the hold is released); requires_capture is not
 // cancelled, KindNotFound; succeeded was captured and can never be
 // cancelled, KindDeclined; anything else is unknown.
-func (p Provider) FindCancel(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
+func (p Provider) findCancel(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest) (idempay.Verdict, error) {
 	pi, v, err := p.retrieveOwn(ctx, hc, t, op)
 	if err != nil || v.Kind != idempay.KindSucceeded {
 		return v, err
@@ -288,7 +300,7 @@ func (p Provider) retrieveOwn(ctx context.Context, hc *http.Client, t idempay.Ta
 		return pi, idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID},
 			fmt.Errorf("stripe: PaymentIntent %s: unreadable answer %s", op.ChargeRef, wire.Snippet(body))
 	}
-	owner := idempay.Record{Namespace: t.Namespace, IntentID: op.IntentID}
+	owner := idempay.Record{Namespace: t.Namespace, ID: op.IntentID}
 	if tags := pi.tags(); pi.ID != op.ChargeRef || wire.OwnerOf(tags, owner) == wire.Foreign {
 		return pi, idempay.Verdict{Kind: idempay.KindUnknown, RequestID: v.RequestID},
 			fmt.Errorf("%w: %s is tagged %q of %q, not %q of %q", ErrForeignIntent, pi.ID, tags.Intent, tags.Namespace,

@@ -37,29 +37,14 @@ func readOpAnswer(t *testing.T, typ idempay.OpType, body []byte) idempay.Verdict
 	tg := replay(t, http.StatusOK, nil, body)
 	op := idempay.OpRequest{Type: typ, ID: "op-1", IntentID: "o1", ChargeRef: "pi_1PgafyB7WZ01zgkWSjxsAJo3",
 		Amount: 100, Currency: "USD"}
-	var (
-		r    *http.Request
-		err  error
-		read func(*http.Response, []byte) idempay.Verdict
-	)
-	switch typ {
-	case idempay.OpRefund:
-		r, err = p.NewRefundRequest(context.Background(), tg, op, "k1")
-		read = p.ReadRefund
-	case idempay.OpCapture:
-		r, err = p.NewCaptureRequest(context.Background(), tg, op, "k1")
-		read = p.ReadCapture
-	default:
-		r, err = p.NewCancelRequest(context.Background(), tg, op, "k1")
-		read = p.ReadCancel
-	}
+	r, err := p.NewOpRequest(context.Background(), tg, op, "k1")
 	require.NoError(t, err)
 	resp, err := http.DefaultClient.Do(r)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	return read(resp, b)
+	return p.ReadOp(typ, resp, b)
 }
 
 // TestStripeFixturesOperations reads every resource of Stripe's OpenAPI
@@ -96,12 +81,12 @@ func TestStripeFixturesLookups(t *testing.T) {
 	_, res := openAPIResources(t)
 	re := res["refund"]
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: "op-1", IntentID: "o1", ChargeRef: "pi_1PgafyB7WZ01zgkWSjxsAJo3"}
-	rec := idempay.Record{Namespace: ns + "/refund", IntentID: "op-1", Attempt: 1, Key: "k1"}
+	rec := idempay.Record{Namespace: ns + "/refund", ID: "op-1", Attempt: 1, Key: "k1"}
 	p := stripe.Provider{}
 
 	byRef := rec
 	byRef.ProviderRef = "re_1Pgc72B7WZ01zgkWqPvrRrPE"
-	v, err := p.FindRefund(context.Background(), nil, replay(t, http.StatusOK, nil, re), op, byRef)
+	v, err := p.FindOp(context.Background(), nil, replay(t, http.StatusOK, nil, re), op, byRef)
 	require.ErrorIs(t, err, stripe.ErrForeignRefund)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 
@@ -110,7 +95,7 @@ func TestStripeFixturesLookups(t *testing.T) {
 			"data": []json.RawMessage{refund}})
 		return b
 	}
-	v, err = p.FindRefund(context.Background(), nil, replay(t, http.StatusOK, nil, list(re)), op, rec)
+	v, err = p.FindOp(context.Background(), nil, replay(t, http.StatusOK, nil, list(re)), op, rec)
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindNotFound, v.Kind, "an untagged refund in the list is not the operation's")
 
@@ -120,7 +105,7 @@ func TestStripeFixturesLookups(t *testing.T) {
 	obj["metadata"] = map[string]string{stripe.OpMetadataKey: "op-1", stripe.IntentMetadataKey: "o1",
 		stripe.NamespaceMetadataKey: ns, stripe.KeyMetadataKey: "k1"}
 	ours, _ := json.Marshal(obj)
-	v, err = p.FindRefund(context.Background(), nil, replay(t, http.StatusOK, nil, list(ours)), op, rec)
+	v, err = p.FindOp(context.Background(), nil, replay(t, http.StatusOK, nil, list(ours)), op, rec)
 	require.NoError(t, err)
 	require.Equal(t, idempay.KindSucceeded, v.Kind)
 	assert.Equal(t, "re_1Pgc72B7WZ01zgkWqPvrRrPE", v.Operation.ID)
@@ -132,9 +117,9 @@ func TestStripeFixturesLookups(t *testing.T) {
 		o.Type = typ
 		var err error
 		if typ == idempay.OpCapture {
-			_, err = p.FindCapture(context.Background(), nil, replay(t, http.StatusOK, nil, pi), o, rec)
+			_, err = p.FindOp(context.Background(), nil, replay(t, http.StatusOK, nil, pi), o, rec)
 		} else {
-			_, err = p.FindCancel(context.Background(), nil, replay(t, http.StatusOK, nil, pi), o, rec)
+			_, err = p.FindOp(context.Background(), nil, replay(t, http.StatusOK, nil, pi), o, rec)
 		}
 		assert.ErrorIs(t, err, stripe.ErrForeignIntent, typ)
 	}

@@ -98,10 +98,22 @@ func (pi paymentIntent) cancelVerdict(v idempay.Verdict) idempay.Verdict {
 	return v
 }
 
-// ReadRefund interprets Stripe's answer to POST /v1/refunds; see
+// ReadOp interprets Stripe's answer to an operation of type t (below, for
+// each type).
+func (p Provider) ReadOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict {
+	switch t {
+	case idempay.OpCapture:
+		return p.readCapture(resp, body)
+	case idempay.OpCancel:
+		return p.readCancel(resp, body)
+	}
+	return p.readRefund(resp, body)
+}
+
+// readRefund interprets Stripe's answer to POST /v1/refunds; see
 // OPERATIONS.md for the table. A 2xx whose body is not a Refund is
 // KindUnknown.
-func (p Provider) ReadRefund(resp *http.Response, body []byte) idempay.Verdict {
+func (p Provider) readRefund(resp *http.Response, body []byte) idempay.Verdict {
 	return readOp(resp, body, func(v idempay.Verdict) idempay.Verdict {
 		re, ok := parseRefund(body)
 		if !ok {
@@ -112,9 +124,9 @@ func (p Provider) ReadRefund(resp *http.Response, body []byte) idempay.Verdict {
 	})
 }
 
-// ReadCapture interprets Stripe's answer to POST
+// readCapture interprets Stripe's answer to POST
 // /v1/payment_intents/{id}/capture: the PaymentIntent.
-func (p Provider) ReadCapture(resp *http.Response, body []byte) idempay.Verdict {
+func (p Provider) readCapture(resp *http.Response, body []byte) idempay.Verdict {
 	return readOp(resp, body, func(v idempay.Verdict) idempay.Verdict {
 		pi, ok := parseIntent(body)
 		if !ok {
@@ -125,9 +137,9 @@ func (p Provider) ReadCapture(resp *http.Response, body []byte) idempay.Verdict 
 	})
 }
 
-// ReadCancel interprets Stripe's answer to POST
+// readCancel interprets Stripe's answer to POST
 // /v1/payment_intents/{id}/cancel: the PaymentIntent.
-func (p Provider) ReadCancel(resp *http.Response, body []byte) idempay.Verdict {
+func (p Provider) readCancel(resp *http.Response, body []byte) idempay.Verdict {
 	return readOp(resp, body, func(v idempay.Verdict) idempay.Verdict {
 		pi, ok := parseIntent(body)
 		if !ok {

@@ -41,11 +41,16 @@ type opCase struct {
 	code    string // of the Err, when one is read
 }
 
-func runOpCases(t *testing.T, read func(*http.Response, []byte) idempay.Verdict, cases []opCase) {
+// readAs is the adapter's reader of answers to operations of type op.
+func readAs(op idempay.OpType) func(*http.Response, []byte) idempay.Verdict {
+	return func(resp *http.Response, body []byte) idempay.Verdict { return Provider{}.ReadOp(op, resp, body) }
+}
+
+func runOpCases(t *testing.T, op idempay.OpType, cases []opCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v := read(answer(tc.status, tc.body, append([]string{"Request-Id", "req_1"}, tc.headers...)...))
+			v := readAs(op)(answer(tc.status, tc.body, append([]string{"Request-Id", "req_1"}, tc.headers...)...))
 			assert.Equal(t, tc.kind, v.Kind)
 			assert.Equal(t, "req_1", v.RequestID)
 			assert.Nil(t, v.Charge)
@@ -110,10 +115,10 @@ func TestRefundAnswers(t *testing.T) {
 	for _, code := range []string{"charge_already_refunded", "amount_too_large", "charge_not_refundable", "payment_intent_unexpected_state"} {
 		cases = append(cases, sharedErrorCases(code)...)
 	}
-	runOpCases(t, Provider{}.ReadRefund, cases)
+	runOpCases(t, idempay.OpRefund, cases)
 
 	// The failure reason is kept for the caller.
-	v := Provider{}.ReadRefund(answer(200, refundBody("failed")))
+	v := readAs(idempay.OpRefund)(answer(200, refundBody("failed")))
 	assert.Contains(t, v.Err.Message, "lost_or_stolen_card")
 }
 
@@ -128,7 +133,7 @@ func TestCaptureAnswers(t *testing.T) {
 		{name: "a refund, not a PaymentIntent", status: 200, body: refundBody("succeeded"), kind: idempay.KindUnknown},
 	}
 	cases = append(cases, sharedErrorCases("payment_intent_unexpected_state")...)
-	runOpCases(t, Provider{}.ReadCapture, cases)
+	runOpCases(t, idempay.OpCapture, cases)
 }
 
 // TestCancelAnswers is OPERATIONS.md's cancel column.
@@ -140,13 +145,13 @@ func TestCancelAnswers(t *testing.T) {
 		{name: "a refund, not a PaymentIntent", status: 200, body: refundBody("canceled"), kind: idempay.KindUnknown},
 	}
 	cases = append(cases, sharedErrorCases("payment_intent_unexpected_state")...)
-	runOpCases(t, Provider{}.ReadCancel, cases)
+	runOpCases(t, idempay.OpCancel, cases)
 }
 
 // Stripe-Should-Retry and the replay mark reach every operation's verdict.
 func TestOpRetryHeaders(t *testing.T) {
-	for _, read := range []func(*http.Response, []byte) idempay.Verdict{Provider{}.ReadRefund, Provider{}.ReadCapture, Provider{}.ReadCancel} {
-		v := read(answer(500, `{"error":{"type":"api_error"}}`, "Stripe-Should-Retry", "false", "Idempotent-Replayed", "true"))
+	for _, op := range []idempay.OpType{idempay.OpRefund, idempay.OpCapture, idempay.OpCancel} {
+		v := readAs(op)(answer(500, `{"error":{"type":"api_error"}}`, "Stripe-Should-Retry", "false", "Idempotent-Replayed", "true"))
 		assert.Equal(t, idempay.RetryNo, v.Retry)
 		assert.True(t, v.Replayed)
 	}
@@ -155,7 +160,7 @@ func TestOpRetryHeaders(t *testing.T) {
 // Amounts come back in ISO minor units: ISK, counted in hundredths at
 // Stripe, is divided back.
 func TestOpAmountsInISOUnits(t *testing.T) {
-	v := Provider{}.ReadRefund(answer(200, `{"id":"re_1","object":"refund","amount":50000,"currency":"isk","status":"succeeded"}`))
+	v := readAs(idempay.OpRefund)(answer(200, `{"id":"re_1","object":"refund","amount":50000,"currency":"isk","status":"succeeded"}`))
 	require.NotNil(t, v.Operation)
 	assert.Equal(t, int64(500), v.Operation.Amount)
 	assert.Equal(t, "ISK", v.Operation.Currency)

@@ -46,7 +46,7 @@ func TestOpMetadataKeyIsTheFakes(t *testing.T) {
 // caller's metadata; built twice, it is the same bytes.
 func TestRefundRequest(t *testing.T) {
 	p := stripe.Provider{APIVersion: "2024-06-20"}
-	r, err := p.NewRefundRequest(context.Background(), opTarget(), refundOp(), "key-1")
+	r, err := p.NewOpRequest(context.Background(), opTarget(), refundOp(), "key-1")
 	f := builtForm(t, r, err)
 	assert.Equal(t, http.MethodPost, r.Method)
 	assert.Equal(t, "https://api.stripe.test/v1/refunds", r.URL.String())
@@ -57,14 +57,14 @@ func TestRefundRequest(t *testing.T) {
 		"metadata[idempay_op]": {"rf-1"}, "metadata[idempay_intent]": {"o1"}, "metadata[idempay_namespace]": {ns},
 		"metadata[idempay_key]": {"key-1"}, "metadata[ticket]": {"T-9"}}, f)
 
-	again, err := p.NewRefundRequest(context.Background(), opTarget(), refundOp(), "key-1")
+	again, err := p.NewOpRequest(context.Background(), opTarget(), refundOp(), "key-1")
 	require.NoError(t, err)
 	b1, _ := io.ReadAll(again.Body)
 	assert.Equal(t, f.Encode(), string(b1), "sorted: the same bytes on every retry")
 
 	isk := refundOp()
 	isk.Currency, isk.Amount = "ISK", 500
-	r, err = p.NewRefundRequest(context.Background(), opTarget(), isk, "key-1")
+	r, err = p.NewOpRequest(context.Background(), opTarget(), isk, "key-1")
 	assert.Equal(t, "50000", builtForm(t, r, err).Get("amount"), "ISK is counted in hundredths at Stripe")
 }
 
@@ -74,7 +74,7 @@ func TestRefundRequest(t *testing.T) {
 func TestCaptureRequest(t *testing.T) {
 	op := idempay.OpRequest{Type: idempay.OpCapture, ID: "cp-1", IntentID: "o1", ChargeRef: "pi_1", Amount: 1200,
 		Currency: "JPY", Metadata: map[string]string{"shipment": "S-1"}}
-	r, err := stripe.Provider{}.NewCaptureRequest(context.Background(), opTarget(), op, "key-2")
+	r, err := stripe.Provider{}.NewOpRequest(context.Background(), opTarget(), op, "key-2")
 	f := builtForm(t, r, err)
 	assert.Equal(t, "https://api.stripe.test/v1/payment_intents/pi_1/capture", r.URL.String())
 	assert.Equal(t, "key-2", r.Header.Get("Idempotency-Key"))
@@ -86,7 +86,7 @@ func TestCaptureRequest(t *testing.T) {
 func TestCancelRequest(t *testing.T) {
 	op := idempay.OpRequest{Type: idempay.OpCancel, ID: "cn-1", IntentID: "o1", ChargeRef: "pi_1", Amount: 1500,
 		Currency: "JPY", Reason: stripe.ReasonAbandoned}
-	r, err := stripe.Provider{}.NewCancelRequest(context.Background(), opTarget(), op, "key-3")
+	r, err := stripe.Provider{}.NewOpRequest(context.Background(), opTarget(), op, "key-3")
 	f := builtForm(t, r, err)
 	assert.Equal(t, "https://api.stripe.test/v1/payment_intents/pi_1/cancel", r.URL.String())
 	assert.Equal(t, "key-3", r.Header.Get("Idempotency-Key"))
@@ -99,11 +99,11 @@ func TestOpRequestRefusesForeignRef(t *testing.T) {
 	for _, ref := range []string{"", "../refunds", "pi_1/cancel", "pi 1"} {
 		op := refundOp()
 		op.ChargeRef = ref
-		_, err := p.NewRefundRequest(context.Background(), opTarget(), op, "k")
+		_, err := p.NewOpRequest(context.Background(), opTarget(), op, "k")
 		assert.Error(t, err, ref)
-		_, err = p.NewCaptureRequest(context.Background(), opTarget(), op, "k")
+		_, err = p.NewOpRequest(context.Background(), opTarget(), op, "k")
 		assert.Error(t, err, ref)
-		_, err = p.NewCancelRequest(context.Background(), opTarget(), op, "k")
+		_, err = p.NewOpRequest(context.Background(), opTarget(), op, "k")
 		assert.Error(t, err, ref)
 	}
 }
@@ -125,17 +125,17 @@ func TestValidateOps(t *testing.T) {
 		op := refundOp()
 		op.ChargeRef = ""
 		mod(&op)
-		return p.ValidateRefund(op)
+		return p.ValidateOp(op)
 	}
 	capture := func(mod func(*idempay.OpRequest)) error {
 		op := idempay.OpRequest{Type: idempay.OpCapture, ID: "cp", IntentID: "o1", Currency: "JPY"}
 		mod(&op)
-		return p.ValidateCapture(op)
+		return p.ValidateOp(op)
 	}
 	cancel := func(mod func(*idempay.OpRequest)) error {
 		op := idempay.OpRequest{Type: idempay.OpCancel, ID: "cn", IntentID: "o1"}
 		mod(&op)
-		return p.ValidateCancel(op)
+		return p.ValidateOp(op)
 	}
 	ok := []error{
 		refund(func(*idempay.OpRequest) {}),
@@ -167,7 +167,7 @@ func TestValidateOps(t *testing.T) {
 		"capture with a reason":             {capture(func(op *idempay.OpRequest) { op.Reason = "x" }), "Reason"},
 		"cancel reason not Stripe's":        {cancel(func(op *idempay.OpRequest) { op.Reason = "oops" }), "Reason"},
 		"cancel with metadata":              {cancel(func(op *idempay.OpRequest) { op.Metadata = map[string]string{"a": "b"} }), "Metadata"},
-		"API version with a space": {(stripe.Provider{APIVersion: "2024 06"}).ValidateRefund(refundOp()),
+		"API version with a space": {(stripe.Provider{APIVersion: "2024 06"}).ValidateOp(refundOp()),
 			"Provider.APIVersion"},
 	} {
 		var ve *idempay.ValidationError

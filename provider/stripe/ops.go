@@ -59,15 +59,30 @@ var opReserved = map[string]bool{IntentMetadataKey: true, NamespaceMetadataKey: 
 // goes into a path must be no more than one segment.
 var objectID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,255}$`)
 
-// ValidateRefund refuses, with a *idempay.ValidationError, a refund Stripe
-// would refuse: a reason other than duplicate, fraudulent or
-// requested_by_customer, an amount Stripe cannot be sent exactly or
-// above MaxAmount, metadata beyond Stripe's limits (50 keys with the four
-// tags: 46 of the caller's) or with idempay's keys.
-func (p Provider) ValidateRefund(op idempay.OpRequest) error {
+// Operates reports that the adapter makes refunds, captures and cancels,
+// and looks each up.
+func (Provider) Operates(idempay.OpType) (makes, finds bool) { return true, true }
+
+// ValidateOp refuses, with a *idempay.ValidationError, an operation Stripe
+// would refuse (below, for each type), or a bad Provider.APIVersion.
+func (p Provider) ValidateOp(op idempay.OpRequest) error {
 	if err := p.validateVersion(); err != nil {
 		return err
 	}
+	switch op.Type {
+	case idempay.OpCapture:
+		return validateCapture(op)
+	case idempay.OpCancel:
+		return validateCancel(op)
+	}
+	return validateRefund(op)
+}
+
+// validateRefund refuses a refund Stripe would refuse: a reason other than duplicate, fraudulent or
+// requested_by_customer, an amount Stripe cannot be sent exactly or
+// above MaxAmount, metadata beyond Stripe's limits (50 keys with the four
+// tags: 46 of the caller's) or with idempay's keys.
+func validateRefund(op idempay.OpRequest) error {
 	if err := validateReason(op.Reason, refundReasons, "refund reason"); err != nil {
 		return err
 	}
@@ -77,16 +92,13 @@ func (p Provider) ValidateRefund(op idempay.OpRequest) error {
 	return validateOpMetadata(op.Metadata, refundTags)
 }
 
-// ValidateCapture refuses a capture Stripe would refuse: an amount Stripe
+// validateCapture refuses a capture Stripe would refuse: an amount Stripe
 // cannot be sent exactly or above MaxAmount, metadata beyond Stripe's
 // limits. A capture's metadata is merged into the PaymentIntent's, which
 // holds the charge's tags and metadata: at most 45 keys here, and the
 // charge's own metadata counts too (Stripe refuses the capture, before
 // acting, if the two come to more than 50 keys).
-func (p Provider) ValidateCapture(op idempay.OpRequest) error {
-	if err := p.validateVersion(); err != nil {
-		return err
-	}
+func validateCapture(op idempay.OpRequest) error {
 	if op.Reason != "" {
 		return wire.Invalid("Reason", "Stripe's capture takes no reason")
 	}
@@ -98,13 +110,10 @@ func (p Provider) ValidateCapture(op idempay.OpRequest) error {
 	return validateOpMetadata(op.Metadata, captureTags)
 }
 
-// ValidateCancel refuses a cancel Stripe would refuse: a reason other
+// validateCancel refuses a cancel Stripe would refuse: a reason other
 // than abandoned, duplicate, fraudulent or requested_by_customer, and any
 // metadata (Stripe's cancel takes none).
-func (p Provider) ValidateCancel(op idempay.OpRequest) error {
-	if err := p.validateVersion(); err != nil {
-		return err
-	}
+func validateCancel(op idempay.OpRequest) error {
 	if len(op.Metadata) > 0 {
 		return wire.Invalid("Metadata", "Stripe's cancel of a PaymentIntent takes no metadata")
 	}
@@ -155,17 +164,29 @@ func validateOpMetadata(m map[string]string, tags int) error {
 	return nil
 }
 
-// NewRefundRequest builds POST /v1/refunds with the key in the
+// NewOpRequest builds the operation's POST (below, for each type), sent
+// with the key in the Idempotency-Key header.
+func (p Provider) NewOpRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
+	if err := checkRef(op.ChargeRef); err != nil {
+		return nil, err
+	}
+	switch op.Type {
+	case idempay.OpCapture:
+		return p.newCaptureRequest(ctx, t, op, key)
+	case idempay.OpCancel:
+		return p.newCancelRequest(ctx, t, op, key)
+	}
+	return p.newRefundRequest(ctx, t, op, key)
+}
+
+// newRefundRequest builds POST /v1/refunds with the key in the
 // Idempotency-Key header and the form payment_intent (the charge's
 // PaymentIntent), amount (in Stripe's units), reason if set,
 // metadata[idempay_op], metadata[idempay_intent],
 // metadata[idempay_namespace], metadata[idempay_key] (the attempt's key)
 // and the caller's metadata. The form is encoded sorted: the same bytes on
 // every retry.
-func (p Provider) NewRefundRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
-	if err := checkRef(op.ChargeRef); err != nil {
-		return nil, err
-	}
+func (p Provider) newRefundRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
 	amount, err := toStripe(op.Currency, op.Amount)
 	if err != nil {
 		return nil, err
@@ -179,15 +200,12 @@ func (p Provider) NewRefundRequest(ctx context.Context, t idempay.Target, op ide
 	return p.post(ctx, t, op.IntentID, t.BaseURL.JoinPath(refundsPath), f, key)
 }
 
-// NewCaptureRequest builds POST /v1/payment_intents/{id}/capture with the
+// newCaptureRequest builds POST /v1/payment_intents/{id}/capture with the
 // key in the Idempotency-Key header and the form amount_to_capture (in
 // Stripe's units; the Client sends the authorised amount for a whole
 // capture), metadata[idempay_op] and the caller's metadata, which Stripe
 // adds to the PaymentIntent's.
-func (p Provider) NewCaptureRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
-	if err := checkRef(op.ChargeRef); err != nil {
-		return nil, err
-	}
+func (p Provider) newCaptureRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
 	f := url.Values{}
 	if op.Amount > 0 {
 		amount, err := toStripe(op.Currency, op.Amount)
@@ -203,12 +221,9 @@ func (p Provider) NewCaptureRequest(ctx context.Context, t idempay.Target, op id
 	return p.post(ctx, t, op.IntentID, t.BaseURL.JoinPath(paymentIntentsPath, op.ChargeRef, "capture"), f, key)
 }
 
-// NewCancelRequest builds POST /v1/payment_intents/{id}/cancel with the
+// newCancelRequest builds POST /v1/payment_intents/{id}/cancel with the
 // key in the Idempotency-Key header and cancellation_reason if set.
-func (p Provider) NewCancelRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
-	if err := checkRef(op.ChargeRef); err != nil {
-		return nil, err
-	}
+func (p Provider) newCancelRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
 	f := url.Values{}
 	wire.SetIf(f, "cancellation_reason", op.Reason)
 	return p.post(ctx, t, op.IntentID, t.BaseURL.JoinPath(paymentIntentsPath, op.ChargeRef, "cancel"), f, key)

@@ -97,7 +97,7 @@ func TestRefundLostAnswerIsReplayedNotRepeated(t *testing.T) {
 	op, err := c.Refund(context.Background(), refundOf("rf", "o", 500))
 	require.NoError(t, err)
 	assert.Equal(t, idempay.ReplayFromServer, op.ReplayedFrom)
-	assert.Equal(t, 2, op.Attempts)
+	assert.Equal(t, 2, op.Requests)
 	assert.Equal(t, 1, srv.Ledger().OpCount("rf"))
 	assert.Len(t, srv.Stats().Ops.Keys["rf"], 1, "one key over every retry")
 }
@@ -130,7 +130,7 @@ func TestRefund503IsRetried(t *testing.T) {
 	srv.Fail("rf", fakes.Unavailable, fakes.Pre)
 	op, err := c.Refund(context.Background(), refundOf("rf", "o", 500))
 	require.NoError(t, err)
-	assert.Equal(t, 3, op.Attempts)
+	assert.Equal(t, 3, op.Requests)
 	assert.Equal(t, 1, srv.Ledger().OpCount("rf"))
 }
 
@@ -309,12 +309,12 @@ func TestRefundStoredFailureNotListedPastRetentionIsFailed(t *testing.T) {
 	assert.EqualValues(t, 500, srv.Ledger().Refunded("o"))
 }
 
-// findRefund calls FindRefund on the fake for refund attempt key of
+// findRefund calls FindOp on the fake for refund attempt key of
 // refund ID id of intent o, on PaymentIntent pi.
 func findRefund(t *testing.T, srv *stripetest.Server, pi, id, key string) (idempay.Verdict, error) {
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: id, IntentID: "o", ChargeRef: pi, Amount: 1, Currency: "JPY"}
-	rec := idempay.Record{Namespace: ns + "/refund", IntentID: id, Attempt: 1, Key: key}
-	return stripe.Provider{}.FindRefund(context.Background(), &http.Client{}, fakeTarget(t, srv), op, rec)
+	rec := idempay.Record{Namespace: ns + "/refund", ID: id, Attempt: 1, Key: key}
+	return stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), op, rec)
 }
 
 func tagged(pi, op, namespace, key string) url.Values {
@@ -361,8 +361,8 @@ func TestFindRefundTakesOnlyItsOwn(t *testing.T) {
 	// By the record's reference, a refund tagged otherwise is refused.
 	other := srv.Refunds(pi)[len(srv.Refunds(pi))-1] // the oldest: another attempt's
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: "rf", IntentID: "o", ChargeRef: pi}
-	_, err = stripe.Provider{}.FindRefund(context.Background(), &http.Client{}, fakeTarget(t, srv), op,
-		idempay.Record{Namespace: ns + "/refund", IntentID: "rf", Attempt: 2, Key: "k", ProviderRef: other.ID})
+	_, err = stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), op,
+		idempay.Record{Namespace: ns + "/refund", ID: "rf", Attempt: 2, Key: "k", ProviderRef: other.ID})
 	require.ErrorIs(t, err, stripe.ErrForeignRefund)
 }
 
@@ -434,14 +434,14 @@ func TestCaptureRefusedWhenCapturedOutside(t *testing.T) {
 
 func findOp(t *testing.T, srv *stripetest.Server, typ idempay.OpType, pi, id string, namespace string) (idempay.Verdict, error) {
 	op := idempay.OpRequest{Type: typ, ID: id, IntentID: "o", ChargeRef: pi, Currency: "JPY"}
-	rec := idempay.Record{Namespace: ns + "/" + string(typ), IntentID: id, Attempt: 1, Key: "k"}
+	rec := idempay.Record{Namespace: ns + "/" + string(typ), ID: id, Attempt: 1, Key: "k"}
 	tg := fakeTarget(t, srv)
 	tg.Namespace = namespace
 	p := stripe.Provider{}
 	if typ == idempay.OpCapture {
-		return p.FindCapture(context.Background(), &http.Client{}, tg, op, rec)
+		return p.FindOp(context.Background(), &http.Client{}, tg, op, rec)
 	}
-	return p.FindCancel(context.Background(), &http.Client{}, tg, op, rec)
+	return p.FindOp(context.Background(), &http.Client{}, tg, op, rec)
 }
 
 // What a retrieved PaymentIntent proves of a capture and of a cancel.
@@ -473,11 +473,11 @@ func TestFindCaptureAndCancel(t *testing.T) {
 	direct(t, srv, "/v1/payment_intents/"+voided+"/cancel", "cn", url.Values{})
 	op := func(typ idempay.OpType) (idempay.Verdict, error) {
 		o := idempay.OpRequest{Type: typ, ID: "x", IntentID: "o2", ChargeRef: voided}
-		rec := idempay.Record{Namespace: ns + "/" + string(typ), IntentID: "x", Attempt: 1, Key: "k"}
+		rec := idempay.Record{Namespace: ns + "/" + string(typ), ID: "x", Attempt: 1, Key: "k"}
 		if typ == idempay.OpCapture {
-			return stripe.Provider{}.FindCapture(context.Background(), &http.Client{}, fakeTarget(t, srv), o, rec)
+			return stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), o, rec)
 		}
-		return stripe.Provider{}.FindCancel(context.Background(), &http.Client{}, fakeTarget(t, srv), o, rec)
+		return stripe.Provider{}.FindOp(context.Background(), &http.Client{}, fakeTarget(t, srv), o, rec)
 	}
 	v, err = op(idempay.OpCancel)
 	require.NoError(t, err)
@@ -568,7 +568,7 @@ func TestFindRefundReadsEveryPageBeforeNotFound(t *testing.T) {
 	const mine = `{"id":"re_mine","object":"refund","status":"succeeded","amount":1,"currency":"jpy","payment_intent":"pi_1",` +
 		`"metadata":{"idempay_op":"rf","idempay_intent":"o","idempay_namespace":"` + ns + `","idempay_key":"k"}}`
 	op := idempay.OpRequest{Type: idempay.OpRefund, ID: "rf", IntentID: "o", ChargeRef: "pi_1", Amount: 1, Currency: "JPY"}
-	rec := idempay.Record{Namespace: ns + "/refund", IntentID: "rf", Attempt: 1, Key: "k"}
+	rec := idempay.Record{Namespace: ns + "/refund", ID: "rf", Attempt: 1, Key: "k"}
 	page := func(more bool, data ...string) string {
 		return `{"object":"list","has_more":` + strconv.FormatBool(more) + `,"data":[` + strings.Join(data, ",") + `]}`
 	}
@@ -586,7 +586,7 @@ func TestFindRefundReadsEveryPageBeforeNotFound(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tg, reads := listServer(t, tc.pages)
-			v, err := stripe.Provider{}.FindRefund(context.Background(), nil, tg, op, rec)
+			v, err := stripe.Provider{}.FindOp(context.Background(), nil, tg, op, rec)
 			assert.Equal(t, tc.kind, v.Kind, "err: %v", err)
 			assert.Equal(t, tc.reads, *reads, "pages read")
 			if tc.kind == idempay.KindUnknown {

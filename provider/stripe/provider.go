@@ -77,12 +77,7 @@ var (
 	_ idempay.Provider      = Provider{}
 	_ idempay.Finder        = Provider{}
 	_ idempay.SecretFielder = Provider{}
-	_ idempay.Refunder      = Provider{}
-	_ idempay.RefundFinder  = Provider{}
-	_ idempay.Capturer      = Provider{}
-	_ idempay.CaptureFinder = Provider{}
-	_ idempay.Canceller     = Provider{}
-	_ idempay.CancelFinder  = Provider{}
+	_ idempay.Operator      = Provider{}
 )
 
 // Name is "stripe": the provider part of every KeyStore namespace.

@@ -90,9 +90,9 @@ func TestStripeMockConformance(t *testing.T) {
 		// stripe-mock answers fixtures not tagged with the intent: each
 		// request was accepted (else the error would be Stripe's), and
 		// nothing settles the intent.
-		_, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, IntentID: "order-1", ProviderRef: "pi_123"})
+		_, err := p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, ID: "order-1", ProviderRef: "pi_123"})
 		assert.ErrorIs(t, err, stripe.ErrForeignIntent, "retrieve by ID accepted, fixture not ours")
-		_, err = p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, IntentID: `o'1\x`})
+		_, err = p.FindCharge(context.Background(), hc, tg, idempay.Record{Namespace: ns, ID: `o'1\x`})
 		assert.ErrorIs(t, err, stripe.ErrNotIndexed, "search accepted, fixture not ours")
 	})
 
@@ -122,39 +122,24 @@ func TestStripeMockConformance(t *testing.T) {
 			"cancel without reasons": {op(idempay.OpCancel, func(*idempay.OpRequest) {}), idempay.KindUnknown},
 		} {
 			t.Run(name, func(t *testing.T) {
-				var (
-					r    *http.Request
-					err  error
-					read func(*http.Response, []byte) idempay.Verdict
-				)
-				switch tc.op.Type {
-				case idempay.OpRefund:
-					require.NoError(t, p.ValidateRefund(tc.op))
-					r, err = p.NewRefundRequest(context.Background(), tg, tc.op, "5f0e8e2c-6c1b-4a6e-9d0f-3b1c2d3e4f51")
-					read = p.ReadRefund
-				case idempay.OpCapture:
-					require.NoError(t, p.ValidateCapture(tc.op))
-					r, err = p.NewCaptureRequest(context.Background(), tg, tc.op, "5f0e8e2c-6c1b-4a6e-9d0f-3b1c2d3e4f52")
-					read = p.ReadCapture
-				default:
-					require.NoError(t, p.ValidateCancel(tc.op))
-					r, err = p.NewCancelRequest(context.Background(), tg, tc.op, "5f0e8e2c-6c1b-4a6e-9d0f-3b1c2d3e4f53")
-					read = p.ReadCancel
-				}
+				key := map[idempay.OpType]string{idempay.OpRefund: "5f0e8e2c-6c1b-4a6e-9d0f-3b1c2d3e4f51",
+					idempay.OpCapture: "5f0e8e2c-6c1b-4a6e-9d0f-3b1c2d3e4f52", idempay.OpCancel: "5f0e8e2c-6c1b-4a6e-9d0f-3b1c2d3e4f53"}[tc.op.Type]
+				require.NoError(t, p.ValidateOp(tc.op))
+				r, err := p.NewOpRequest(context.Background(), tg, tc.op, key)
 				require.NoError(t, err)
 				status, body := send(t, hc, r)
 				require.Truef(t, status/100 == 2, "stripe-mock refused the %s shape: %d %s", name, status, body)
-				assert.Equal(t, tc.kind, read(&http.Response{StatusCode: status, Header: http.Header{}}, body).Kind)
+				assert.Equal(t, tc.kind, p.ReadOp(tc.op.Type, &http.Response{StatusCode: status, Header: http.Header{}}, body).Kind)
 			})
 		}
-		rec := idempay.Record{Namespace: ns + "/refund", IntentID: "op-1", Attempt: 1, Key: "k"}
-		v, err := p.FindRefund(context.Background(), hc, tg, op(idempay.OpRefund, func(*idempay.OpRequest) {}), rec)
+		rec := idempay.Record{Namespace: ns + "/refund", ID: "op-1", Attempt: 1, Key: "k"}
+		v, err := p.FindOp(context.Background(), hc, tg, op(idempay.OpRefund, func(*idempay.OpRequest) {}), rec)
 		assert.NoError(t, err, "list accepted")
 		assert.Equal(t, idempay.KindNotFound, v.Kind, "the fixture's refund is not ours")
 		rec.ProviderRef = "re_123"
-		_, err = p.FindRefund(context.Background(), hc, tg, op(idempay.OpRefund, func(*idempay.OpRequest) {}), rec)
+		_, err = p.FindOp(context.Background(), hc, tg, op(idempay.OpRefund, func(*idempay.OpRequest) {}), rec)
 		assert.ErrorIs(t, err, stripe.ErrForeignRefund, "retrieve accepted, fixture not ours")
-		_, err = p.FindCapture(context.Background(), hc, tg, op(idempay.OpCapture, func(*idempay.OpRequest) {}), rec)
+		_, err = p.FindOp(context.Background(), hc, tg, op(idempay.OpCapture, func(*idempay.OpRequest) {}), rec)
 		assert.ErrorIs(t, err, stripe.ErrForeignIntent, "retrieve accepted, fixture not ours")
 	})
 

@@ -44,14 +44,14 @@ func TestTwoAccountsOnOneKeyNeverSettleEachOther(t *testing.T) {
 	assert.Equal(t, "stripe:shop-a", pi.Metadata[stripe.NamespaceMetadataKey])
 
 	tg := fakeTarget(t, srv)
-	shopB := idempay.Record{Namespace: "stripe:shop-b", IntentID: "order-1"}
+	shopB := idempay.Record{Namespace: "stripe:shop-b", ID: "order-1"}
 	_, err = stripe.Provider{}.FindCharge(ctx, nil, tg, shopB)
 	assert.ErrorIs(t, err, stripe.ErrNotIndexed, "shop-a's PaymentIntent is not shop-b's")
 	shopB.ProviderRef = ch.ID
 	_, err = stripe.Provider{}.FindCharge(ctx, nil, tg, shopB)
 	assert.ErrorIs(t, err, stripe.ErrForeignIntent, "not even when shop-b's record names it")
 
-	v, err := stripe.Provider{}.FindCharge(ctx, nil, tg, idempay.Record{Namespace: "stripe:shop-a", IntentID: "order-1"})
+	v, err := stripe.Provider{}.FindCharge(ctx, nil, tg, idempay.Record{Namespace: "stripe:shop-a", ID: "order-1"})
 	require.NoError(t, err)
 	assert.Equal(t, ch.ID, v.Charge.ID)
 }
@@ -65,7 +65,7 @@ func TestLegacyTagAcceptedOnlyWhereItCannotBeAnotherAccounts(t *testing.T) {
 	tg := fakeTarget(t, srv)
 	ctx := context.Background()
 	legacy := createByHand(t, tg, map[string]string{stripe.IntentMetadataKey: "order-1"})
-	rec := idempay.Record{Namespace: ns, IntentID: "order-1"}
+	rec := idempay.Record{Namespace: ns, ID: "order-1"}
 
 	v, err := stripe.Provider{}.FindCharge(ctx, nil, tg, rec)
 	assert.ErrorIs(t, err, stripe.ErrLegacyTag)

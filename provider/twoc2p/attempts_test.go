@@ -53,7 +53,7 @@ func TestTwoC2PPaidIntentAnswersEveryLaterChargeWithItsSuccess(t *testing.T) {
 		assert.Equal(t, idempay.StateSucceeded, ch.State, name)
 		assert.Equal(t, idempay.ReplayFromStore, ch.ReplayedFrom, name)
 		assert.Equal(t, tc.differ, ch.ParamsDiffer, name)
-		assert.Zero(t, ch.Attempts, name)
+		assert.Zero(t, ch.Requests, name)
 	}
 	assert.Equal(t, before, srv.Stats(), "no token request, no inquiry")
 	assert.Equal(t, 1, srv.Len())

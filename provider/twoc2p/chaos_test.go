@@ -89,7 +89,7 @@ func TestChaosTwoC2P(t *testing.T) {
 	require.NoError(t, srv.CheckInvoices())
 	require.Equal(t, *chaosIntents, srv.Len(), "one transaction per intent and none besides")
 	require.Zero(t, st.Existing, "no token request met an existing invoice: every resend followed a not-found")
-	require.EqualValues(t, st.Token.Requests, rep.Attempts, "the client counted every token request the gateway received")
+	require.EqualValues(t, st.Token.Requests, rep.Requests, "the client counted every token request the gateway received")
 
 	byLookup, undelivered := 0, 0
 	for _, txn := range srv.Transactions() {

@@ -38,7 +38,7 @@ func TestTwoC2PChargeOpensPaymentThenSettlesByInquiry(t *testing.T) {
 	requirePending(t, ch, err)
 	assert.Equal(t, idempay.StatePending, ch.State, "a payment token is not a payment")
 	assert.False(t, ch.Replayed)
-	assert.Equal(t, 1, ch.Attempts)
+	assert.Equal(t, 1, ch.Requests)
 	txn, ok := srv.Transaction("ORDER1")
 	require.True(t, ok)
 	assert.Equal(t, txn.PaymentToken, ch.ID)
@@ -66,7 +66,7 @@ func TestTwoC2PChargeOpensPaymentThenSettlesByInquiry(t *testing.T) {
 	assert.Equal(t, "THB", ch.Currency)
 	assert.True(t, ch.Replayed)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
-	assert.Equal(t, 0, ch.Attempts)
+	assert.Equal(t, 0, ch.Requests)
 
 	// Settled: answered from the store, nothing sent.
 	before := srv.Stats()
@@ -163,7 +163,7 @@ func TestTwoC2PExistingInvoiceIsSettledByInquiry(t *testing.T) {
 	requirePending(t, ch, err)
 	assert.Equal(t, idempay.StatePending, ch.State)
 	assert.Equal(t, idempay.ReplayFromLookup, ch.ReplayedFrom)
-	assert.Equal(t, 1, ch.Attempts)
+	assert.Equal(t, 1, ch.Requests)
 	st := srv.Stats()
 	assert.Equal(t, 1, st.Existing, "the second token request met 9015")
 	assert.Equal(t, 1, srv.Len())
@@ -255,7 +255,7 @@ func TestTwoC2PRefusals(t *testing.T) {
 		// New refuses it (TestNewRefusesTwoC2PMisconfiguration); a Target
 		// built by hand is refused when the request is signed.
 		_, err := idempay.New(idempay.Config{BaseURL: url, Store: store, Provider: twoc2p.Provider{MerchantID: tc2pMerchant}})
-		require.ErrorIs(t, err, idempay.ErrInvalidConfig)
+		require.ErrorIs(t, err, idempay.ErrConfig)
 		u, _ := neturl.Parse(url)
 		_, err = twoc2p.Provider{MerchantID: tc2pMerchant}.NewChargeRequest(context.Background(),
 			idempay.Target{BaseURL: u, Namespace: tc2pNS}, tc2pOrder("ORDER1"), "k1")

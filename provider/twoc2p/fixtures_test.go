@@ -60,7 +60,7 @@ func TestTwoC2PFixturesPaymentResults(t *testing.T) {
 	} {
 		t.Run(tc.invoice, func(t *testing.T) {
 			p := twoc2p.Provider{MerchantID: tc.merchant}
-			rec := idempay.Record{Namespace: tc2pNS, IntentID: tc.invoice, Key: "k1"}
+			rec := idempay.Record{Namespace: tc2pNS, ID: tc.invoice, Key: "k1"}
 			v, err := p.FindCharge(context.Background(), nil, replayAnswer(t, answers[tc.source]), rec)
 			require.NoError(t, err)
 			require.Equal(t, tc.kind, v.Kind, "%+v", v.Err)
@@ -102,7 +102,7 @@ func TestTwoC2PFixtureTokenAnswer(t *testing.T) {
 	assert.Equal(t, idempay.StatePending, v.Charge.State)
 	assert.Equal(t, int64(123456), v.Charge.Amount)
 
-	v, err = p.FindCharge(context.Background(), nil, tg, idempay.Record{Namespace: tc2pNS, IntentID: "ORDER1", Key: "k1"})
+	v, err = p.FindCharge(context.Background(), nil, tg, idempay.Record{Namespace: tc2pNS, ID: "ORDER1", Key: "k1"})
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindUnknown, v.Kind)
 }

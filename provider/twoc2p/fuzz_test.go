@@ -92,7 +92,7 @@ func FuzzTwoC2PResponse(f *testing.F) {
 		f.Fatal(err)
 	}
 	signer := idempay.TwoC2PSigner{Secret: tc2pSecret, Now: a.Now}
-	rec := idempay.Record{IntentID: "ORDER1", Key: "key-1"}
+	rec := idempay.Record{ID: "ORDER1", Key: "key-1"}
 
 	f.Fuzz(func(t *testing.T, body []byte) {
 		signed := tc2pIndependentlySigned(body)

@@ -18,7 +18,7 @@ const maxBody = 1 << 20
 // earlier attempt's, whose decline or payment is that attempt's, under its
 // own key. It returns an error only when no answer came back (the Client
 // then treats the outcome as unknown); every answer is a Verdict, mapped as
-// the package documentation says. Found answers are marked Replayed: the
+// README.md says. Found answers are marked Replayed: the
 // charge was made by an earlier call, not by this one. hc nil means
 // http.DefaultClient.
 //
@@ -29,7 +29,7 @@ const maxBody = 1 << 20
 // echoes the intent's own key settles it there. Those versions knew one
 // attempt per intent, so this is done for attempt 1 only.
 func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Target, rec idempay.Record) (idempay.Verdict, error) {
-	invoiceNo, err := p.invoiceNo(rec.IntentID, rec.Attempt)
+	invoiceNo, err := p.invoiceNo(rec.ID, rec.Attempt)
 	if err != nil {
 		return idempay.Verdict{}, err
 	}
@@ -37,7 +37,7 @@ func (p Provider) FindCharge(ctx context.Context, hc *http.Client, t idempay.Tar
 	if err != nil || v.Kind != idempay.KindNotFound || p.NoLegacyInvoiceNo || rec.Attempt > 1 {
 		return v, err
 	}
-	legacy := legacyInvoiceNo(rec.IntentID, idempay.TwoC2PHasQRChannel(p.channels()))
+	legacy := legacyInvoiceNo(rec.ID, idempay.TwoC2PHasQRChannel(p.channels()))
 	if legacy == invoiceNo {
 		return v, nil
 	}
@@ -213,7 +213,7 @@ func found(r *Response, k idempay.Kind, invoiceNo string, rec idempay.Record) id
 	}
 	// IntentID and Key are filled here because a verdict found before a
 	// resend goes to the caller as it is.
-	ch := &idempay.Charge{IntentID: rec.IntentID, Key: rec.Key, ID: cmp.Or(r.TranRef, invoiceNo), Status: r.RespCode,
+	ch := &idempay.Charge{IntentID: rec.ID, Key: rec.Key, ID: cmp.Or(r.TranRef, invoiceNo), Status: r.RespCode,
 		State: idempay.StateSucceeded, Currency: strings.ToUpper(r.CurrencyCode)}
 	if k == idempay.KindPending {
 		ch.State = idempay.StatePending

@@ -49,7 +49,7 @@ func TestHashedInvoiceSettlesOnlyWithTheIntentsKey(t *testing.T) {
 	inv, err := idempay.TwoC2PInvoiceNo(id, false)
 	require.NoError(t, err)
 	require.True(t, idempay.TwoC2PInvoiceNoIsHashed(inv))
-	rec := idempay.Record{Namespace: tc2pNS, IntentID: id, Key: "key-1"}
+	rec := idempay.Record{Namespace: tc2pNS, ID: id, Key: "key-1"}
 	for _, tc := range []struct {
 		name string
 		body string
@@ -77,7 +77,7 @@ func TestHashedInvoiceSettlesOnlyWithTheIntentsKey(t *testing.T) {
 // settles the intent only by echoing its key: the earlier mapping gave that
 // invoiceNo to the intent ID "order1box6eikw2juyyfb3" as well.
 func TestLegacyInvoiceNoIsAskedBeforeAResend(t *testing.T) {
-	rec := idempay.Record{Namespace: tc2pNS, IntentID: "order-1", Key: "key-1"}
+	rec := idempay.Record{Namespace: tc2pNS, ID: "order-1", Key: "key-1"}
 	current, _ := idempay.TwoC2PInvoiceNo("order-1", false)
 	const legacy = "order1box6eikw2juyyfb3"
 	for _, tc := range []struct {
@@ -112,7 +112,7 @@ func TestLegacyInvoiceNoIsAskedBeforeAResend(t *testing.T) {
 	// An ID whose spelling did not change is asked once.
 	srv, asked = tc2pInvoiceStub(t, nil)
 	_, err = tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL),
-		idempay.Record{Namespace: tc2pNS, IntentID: "ORDER1", Key: "key-1"})
+		idempay.Record{Namespace: tc2pNS, ID: "ORDER1", Key: "key-1"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ORDER1"}, *asked)
 }
@@ -145,7 +145,7 @@ func TestFindChargeAsksForTheRecordsAttempt(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, asked := tc2pInvoiceStub(t, tc.bodies)
-			rec := idempay.Record{Namespace: tc2pNS, IntentID: id, Attempt: 2, Key: "key-2"}
+			rec := idempay.Record{Namespace: tc2pNS, ID: id, Attempt: 2, Key: "key-2"}
 			v, err := tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL), rec)
 			require.NoError(t, err)
 			assert.Equal(t, tc.kind, v.Kind)
@@ -159,7 +159,7 @@ func TestFindChargeAsksForTheRecordsAttempt(t *testing.T) {
 	// A record written before attempts existed (Attempt 0) is attempt 1.
 	srv, asked := tc2pInvoiceStub(t, map[string]string{inv1: declined1})
 	v, err := tc2pAdapter.FindCharge(context.Background(), srv.Client(), tc2pTarget(t, srv.URL),
-		idempay.Record{Namespace: tc2pNS, IntentID: id, Key: "key-1"})
+		idempay.Record{Namespace: tc2pNS, ID: id, Key: "key-1"})
 	require.NoError(t, err)
 	assert.Equal(t, idempay.KindDeclined, v.Kind)
 	assert.Equal(t, []string{inv1}, *asked)
@@ -172,7 +172,7 @@ func TestFindChargeHashedAttemptNeedsItsKey(t *testing.T) {
 	inv, err := idempay.TwoC2PAttemptInvoiceNo(id, 3, false)
 	require.NoError(t, err)
 	require.True(t, idempay.TwoC2PInvoiceNoIsHashed(inv))
-	rec := idempay.Record{Namespace: tc2pNS, IntentID: id, Attempt: 3, Key: "key-3"}
+	rec := idempay.Record{Namespace: tc2pNS, ID: id, Attempt: 3, Key: "key-3"}
 	for body, kind := range map[string]idempay.Kind{
 		tc2pSigned("0000", `"invoiceNo":"`+inv+`","idempotencyID":"key-3"`): idempay.KindSucceeded,
 		tc2pSigned("0000", `"invoiceNo":"`+inv+`"`):                         idempay.KindUnknown,

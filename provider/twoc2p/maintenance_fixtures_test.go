@@ -52,9 +52,9 @@ func TestMaintenanceStateCodesReadAsTheirLookup(t *testing.T) {
 			var found idempay.Verdict
 			var err error
 			if typ == idempay.OpCapture {
-				found, err = p.FindCapture(context.Background(), srv.Client(), readTarget(srv.URL), readOp(typ), rec)
+				found, err = p.FindOp(context.Background(), srv.Client(), readTarget(srv.URL), readOp(typ), rec)
 			} else {
-				found, err = p.FindCancel(context.Background(), srv.Client(), readTarget(srv.URL), readOp(typ), rec)
+				found, err = p.FindOp(context.Background(), srv.Client(), readTarget(srv.URL), readOp(typ), rec)
 			}
 			require.NoError(t, err)
 			assert.Equal(t, found.Kind, read.Kind, "%s answered %s (%s) vs the lookup's status %s", typ, code, codes[code], status)
@@ -93,7 +93,7 @@ func TestMaintenanceRequestAsTheSampleShows(t *testing.T) {
 
 	p := opsProvider(&opsGatewayKey().PublicKey)
 	op := readOp(idempay.OpRefund)
-	r, err := p.NewRefundRequest(context.Background(), readTarget("https://pgw.test"), op, readKey)
+	r, err := p.NewOpRequest(context.Background(), readTarget("https://pgw.test"), op, readKey)
 	require.NoError(t, err)
 	body, _ := io.ReadAll(r.Body)
 	plain, err := twoc2ptest.Open(string(body), &opsMerchantKey().PublicKey, opsGatewayKey())

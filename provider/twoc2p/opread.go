@@ -128,8 +128,8 @@ func (f *opFacts) verdict(a *actionAnswer) idempay.Verdict {
 }
 
 // stateProven reads 29 ("already voided") and 39 ("already settled") to a
-// capture or cancel as the state they prove, the way FindCapture and
-// FindCancel read the same transaction's status V or S: a settled
+// capture or cancel as the state they prove, the way FindOp of a
+// capture or cancel reads the same transaction's status V or S: a settled
 // transaction is captured and can never be voided, a voided one is voided
 // and can never be captured. Whoever settled or voided it (an earlier
 // attempt whose answer was lost, say), the money stands so; the Client

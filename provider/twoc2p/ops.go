@@ -9,14 +9,7 @@ import (
 	"github.com/idempay/idempay/internal/wire"
 )
 
-var (
-	_ idempay.Refunder      = Provider{}
-	_ idempay.RefundFinder  = Provider{}
-	_ idempay.Capturer      = Provider{}
-	_ idempay.CaptureFinder = Provider{}
-	_ idempay.Canceller     = Provider{}
-	_ idempay.CancelFinder  = Provider{}
-)
+var _ idempay.Operator = Provider{}
 
 // maxKeyLen is the longest key the idempotencyID element takes (C100, as
 // in the token request).
@@ -41,22 +34,20 @@ type opFactsKey struct{}
 // String keeps the keys out of a printed context.
 func (*opFacts) String() string { return "2c2p maintenance request" }
 
-// ValidateRefund refuses, before anything is stored, a refund the adapter
-// cannot send: without Provider.Maintenance (ErrNotSupported, outcome
-// failed), with a Reason or Metadata (Payment Maintenance has no place for
-// them), or an amount the currency cannot express.
-func (p Provider) ValidateRefund(op idempay.OpRequest) error { return p.validateOp(op) }
+// Operates reports that the adapter makes refunds, captures (2C2P's
+// settlement) and cancels (2C2P's void) through Payment Maintenance, and
+// looks each up; ValidateOp refuses them when the Provider is not set up
+// for Payment Maintenance.
+func (Provider) Operates(idempay.OpType) (makes, finds bool) { return true, true }
 
-// ValidateCapture refuses what ValidateRefund refuses.
-func (p Provider) ValidateCapture(op idempay.OpRequest) error { return p.validateOp(op) }
-
-// ValidateCancel refuses what ValidateRefund refuses.
-func (p Provider) ValidateCancel(op idempay.OpRequest) error { return p.validateOp(op) }
-
-func (p Provider) validateOp(op idempay.OpRequest) error {
+// ValidateOp refuses, before anything is stored, an operation the adapter
+// cannot send: without Provider.Maintenance (an error matching
+// idempay.ErrNotSupported, outcome failed), with a Reason or Metadata
+// (Payment Maintenance has no place for them), or an amount the currency
+// cannot express.
+func (p Provider) ValidateOp(op idempay.OpRequest) error {
 	if err := p.opConfig(); err != nil {
-		return &idempay.OpError{Type: op.Type, OpID: op.ID, IntentID: op.IntentID, Outcome: idempay.OutcomeFailed,
-			Err: fmt.Errorf("%w: %w", idempay.ErrNotSupported, err)}
+		return fmt.Errorf("%w: %w", idempay.ErrNotSupported, err)
 	}
 	switch {
 	case op.Reason != "":
@@ -89,25 +80,17 @@ func (p Provider) opConfig() error {
 	return nil
 }
 
-// NewRefundRequest builds the sealed Payment Maintenance refund (processType
-// R) of op.Amount of the charge's invoice, carrying key as idempotencyID
-// (and in KeyHeader). The request is the same bytes however often it is
-// built.
-func (p Provider) NewRefundRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
-	return p.newOpRequest(ctx, t, op, key, processRefund)
-}
+// processOf is the Payment Maintenance processType of each operation:
+// refund (R), settlement of a pre-authorised transaction (S: a capture, in
+// part or in whole), void (V: a cancel, which carries no amount).
+var processOf = map[idempay.OpType]string{idempay.OpRefund: processRefund, idempay.OpCapture: processSettle,
+	idempay.OpCancel: processVoid}
 
-// NewCaptureRequest builds the sealed settlement (processType S) of
-// op.Amount of the charge's authorisation: 2C2P's "capture / settle a
-// pre-authorised transaction", in part or in whole.
-func (p Provider) NewCaptureRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
-	return p.newOpRequest(ctx, t, op, key, processSettle)
-}
-
-// NewCancelRequest builds the sealed void (processType V) of the charge's
-// authorisation. A void carries no amount.
-func (p Provider) NewCancelRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
-	return p.newOpRequest(ctx, t, op, key, processVoid)
+// NewOpRequest builds the sealed Payment Maintenance request of op on the
+// charge's invoice, carrying key as idempotencyID (and in KeyHeader). The
+// request is the same bytes however often it is built.
+func (p Provider) NewOpRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key string) (*http.Request, error) {
+	return p.newOpRequest(ctx, t, op, key, processOf[op.Type])
 }
 
 func (p Provider) newOpRequest(ctx context.Context, t idempay.Target, op idempay.OpRequest, key, process string) (*http.Request, error) {
@@ -163,22 +146,8 @@ func (p Provider) opInvoiceNo(op idempay.OpRequest) (string, error) {
 	return p.invoiceNo(op.IntentID, 1)
 }
 
-// ReadRefund reads the answer to a refund; see OPERATIONS.md.
-func (p Provider) ReadRefund(resp *http.Response, body []byte) idempay.Verdict {
-	return readOp(idempay.OpRefund, resp, body)
-}
-
-// ReadCapture reads the answer to a settlement; see OPERATIONS.md.
-func (p Provider) ReadCapture(resp *http.Response, body []byte) idempay.Verdict {
-	return readOp(idempay.OpCapture, resp, body)
-}
-
-// ReadCancel reads the answer to a void; see OPERATIONS.md.
-func (p Provider) ReadCancel(resp *http.Response, body []byte) idempay.Verdict {
-	return readOp(idempay.OpCancel, resp, body)
-}
-
-func readOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict {
+// ReadOp reads the answer to an operation of type t; see OPERATIONS.md.
+func (Provider) ReadOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict {
 	var f *opFacts
 	if resp.Request != nil {
 		f, _ = resp.Request.Context().Value(opFactsKey{}).(*opFacts)
@@ -186,7 +155,7 @@ func readOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict 
 	if f == nil || f.typ != t {
 		// Not a request this adapter built: there are no keys to open the
 		// answer with, so it cannot settle anything.
-		return unknownVerdict("unverifiable", "answer to a request not built by this adapter's New"+string(t)+"Request")
+		return unknownVerdict("unverifiable", "answer to a request not built by this adapter's NewOpRequest for a "+string(t))
 	}
 	a, err := readAction(body, f.keys)
 	if v, done := actionByStatus(resp.StatusCode, a, err, body); done {
@@ -195,34 +164,25 @@ func readOp(t idempay.OpType, resp *http.Response, body []byte) idempay.Verdict 
 	return f.verdict(a)
 }
 
-// FindRefund asks Refund Status (processType RS) for the refunds of the
-// charge's invoice and looks for the one made under rec.Key (the
-// idempotencyID it was sent with); see OPERATIONS.md. It returns an error
-// only when no answer came back.
-func (p Provider) FindRefund(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
-	invoiceNo, act, err := p.lookupOp(ctx, hc, t, op, processRefundStatus)
-	if err != nil {
-		return idempay.Verdict{}, err
+// FindOp looks the operation up; see OPERATIONS.md. A refund is looked
+// for by Refund Status (processType RS) among the refunds of the charge's
+// invoice, made under rec.Key (the idempotencyID it was sent with); a
+// capture or cancel by Payment Inquiry of Payment Maintenance (processType
+// I), from how the charge's transaction stands. It returns an error only
+// when no answer came back.
+func (p Provider) FindOp(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
+	process := processInquiry
+	if op.Type == idempay.OpRefund {
+		process = processRefundStatus
 	}
-	return refundFound(act, p.MerchantID, op, rec, invoiceNo), nil
-}
-
-// FindCapture asks Payment Inquiry of Payment Maintenance (processType I)
-// how the charge's transaction stands; see OPERATIONS.md.
-func (p Provider) FindCapture(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
-	invoiceNo, act, err := p.lookupOp(ctx, hc, t, op, processInquiry)
-	if err != nil {
+	invoiceNo, act, err := p.lookupOp(ctx, hc, t, op, process)
+	switch {
+	case err != nil:
 		return idempay.Verdict{}, err
-	}
-	return statusFound(act, p.MerchantID, op, invoiceNo, captureByStatus), nil
-}
-
-// FindCancel asks Payment Inquiry of Payment Maintenance (processType I)
-// how the charge's transaction stands; see OPERATIONS.md.
-func (p Provider) FindCancel(ctx context.Context, hc *http.Client, t idempay.Target, op idempay.OpRequest, rec idempay.Record) (idempay.Verdict, error) {
-	invoiceNo, act, err := p.lookupOp(ctx, hc, t, op, processInquiry)
-	if err != nil {
-		return idempay.Verdict{}, err
+	case op.Type == idempay.OpRefund:
+		return refundFound(act, p.MerchantID, op, rec, invoiceNo), nil
+	case op.Type == idempay.OpCapture:
+		return statusFound(act, p.MerchantID, op, invoiceNo, captureByStatus), nil
 	}
 	return statusFound(act, p.MerchantID, op, invoiceNo, cancelByStatus), nil
 }

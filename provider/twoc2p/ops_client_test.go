@@ -267,7 +267,7 @@ func TestOpsWithoutKeys(t *testing.T) {
 	}
 	for _, typ := range []idempay.OpType{idempay.OpRefund, idempay.OpCapture, idempay.OpCancel} {
 		for rec := range c.UnresolvedOps(bg, typ) {
-			t.Errorf("stored %s %q", typ, rec.IntentID)
+			t.Errorf("stored %s %q", typ, rec.ID)
 		}
 	}
 	l, err := c.Ledger(bg, "ORDER600")

@@ -16,7 +16,7 @@ import (
 )
 
 // The conformance rules of every capability the adapter implements
-// (Refunder, Capturer, Canceller and their finders), through a Client
+// (Operator, for refunds, captures and cancels, with lookups), through a Client
 // against the fake gateway.
 //
 // The rules charge and expect the charge settled by the first call; a 2C2P

@@ -71,21 +71,21 @@ func readWith(t *testing.T, op idempay.OpRequest, status int, body string) idemp
 	var err error
 	switch op.Type {
 	case idempay.OpRefund:
-		req, err = p.NewRefundRequest(context.Background(), readTarget("https://pgw.test"), op, readKey)
+		req, err = p.NewOpRequest(context.Background(), readTarget("https://pgw.test"), op, readKey)
 	case idempay.OpCapture:
-		req, err = p.NewCaptureRequest(context.Background(), readTarget("https://pgw.test"), op, readKey)
+		req, err = p.NewOpRequest(context.Background(), readTarget("https://pgw.test"), op, readKey)
 	case idempay.OpCancel:
-		req, err = p.NewCancelRequest(context.Background(), readTarget("https://pgw.test"), op, readKey)
+		req, err = p.NewOpRequest(context.Background(), readTarget("https://pgw.test"), op, readKey)
 	}
 	require.NoError(t, err)
 	resp := &http.Response{StatusCode: status, Header: http.Header{}, Request: req, Body: io.NopCloser(strings.NewReader(body))}
 	switch op.Type {
 	case idempay.OpCapture:
-		return p.ReadCapture(resp, []byte(body))
+		return p.ReadOp(idempay.OpCapture, resp, []byte(body))
 	case idempay.OpCancel:
-		return p.ReadCancel(resp, []byte(body))
+		return p.ReadOp(idempay.OpCancel, resp, []byte(body))
 	}
-	return p.ReadRefund(resp, []byte(body))
+	return p.ReadOp(idempay.OpRefund, resp, []byte(body))
 }
 
 type readCase struct {
@@ -227,12 +227,12 @@ func TestReadForeignRequest(t *testing.T) {
 	p := opsProvider(&opsGatewayKey().PublicKey)
 	body := sealed(t, ours("R", "respCode", "00", "status", "RF"))
 	resp := &http.Response{StatusCode: 200, Header: http.Header{}}
-	assert.Equal(t, idempay.KindUnknown, p.ReadRefund(resp, []byte(body)).Kind)
-	req, err := p.NewRefundRequest(context.Background(), readTarget("https://pgw.test"), readOp(idempay.OpRefund), readKey)
+	assert.Equal(t, idempay.KindUnknown, p.ReadOp(idempay.OpRefund, resp, []byte(body)).Kind)
+	req, err := p.NewOpRequest(context.Background(), readTarget("https://pgw.test"), readOp(idempay.OpRefund), readKey)
 	require.NoError(t, err)
 	resp.Request = req
-	assert.Equal(t, idempay.KindSucceeded, p.ReadRefund(resp, []byte(body)).Kind)
-	assert.Equal(t, idempay.KindUnknown, p.ReadCapture(resp, []byte(body)).Kind, "a refund's answer read as a capture's")
+	assert.Equal(t, idempay.KindSucceeded, p.ReadOp(idempay.OpRefund, resp, []byte(body)).Kind)
+	assert.Equal(t, idempay.KindUnknown, p.ReadOp(idempay.OpCapture, resp, []byte(body)).Kind, "a refund's answer read as a capture's")
 }
 
 // lookupServer answers every maintenance lookup with answer and hands each
@@ -281,16 +281,16 @@ func runFindCases(t *testing.T, typ idempay.OpType, cases []findCase) {
 				assert.Equal(t, "4.3", r.Version, "2C2P's parameter table and sample")
 				assert.Equal(t, tc2pMerchant, r.MerchantID)
 			})
-			rec := idempay.Record{Namespace: tc2pNS + "/" + string(typ), IntentID: "op-1", Attempt: 1, Key: readKey}
+			rec := idempay.Record{Namespace: tc2pNS + "/" + string(typ), ID: "op-1", Attempt: 1, Key: readKey}
 			var v idempay.Verdict
 			var err error
 			switch typ {
 			case idempay.OpRefund:
-				v, err = p.FindRefund(context.Background(), srv.Client(), readTarget(srv.URL), readOp(typ), rec)
+				v, err = p.FindOp(context.Background(), srv.Client(), readTarget(srv.URL), readOp(typ), rec)
 			case idempay.OpCapture:
-				v, err = p.FindCapture(context.Background(), srv.Client(), readTarget(srv.URL), readOp(typ), rec)
+				v, err = p.FindOp(context.Background(), srv.Client(), readTarget(srv.URL), readOp(typ), rec)
 			case idempay.OpCancel:
-				v, err = p.FindCancel(context.Background(), srv.Client(), readTarget(srv.URL), readOp(typ), rec)
+				v, err = p.FindOp(context.Background(), srv.Client(), readTarget(srv.URL), readOp(typ), rec)
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, v.Kind, "%+v", v.Err)
@@ -404,11 +404,11 @@ func TestFindNoAnswer(t *testing.T) {
 	defer srv.Close()
 	p := opsProvider(&opsGatewayKey().PublicKey)
 	rec := idempay.Record{Attempt: 1, Key: readKey}
-	_, err := p.FindRefund(context.Background(), srv.Client(), readTarget(srv.URL), readOp(idempay.OpRefund), rec)
+	_, err := p.FindOp(context.Background(), srv.Client(), readTarget(srv.URL), readOp(idempay.OpRefund), rec)
 	assert.Error(t, err)
-	_, err = p.FindCapture(context.Background(), srv.Client(), readTarget(srv.URL), readOp(idempay.OpCapture), rec)
+	_, err = p.FindOp(context.Background(), srv.Client(), readTarget(srv.URL), readOp(idempay.OpCapture), rec)
 	assert.Error(t, err)
-	_, err = p.FindCancel(context.Background(), srv.Client(), readTarget(srv.URL), readOp(idempay.OpCancel), rec)
+	_, err = p.FindOp(context.Background(), srv.Client(), readTarget(srv.URL), readOp(idempay.OpCancel), rec)
 	assert.Error(t, err)
 }
 
@@ -427,11 +427,11 @@ func TestOpRequestShape(t *testing.T) {
 		var err error
 		switch typ {
 		case idempay.OpRefund:
-			r, err = p.NewRefundRequest(context.Background(), target, op, key)
+			r, err = p.NewOpRequest(context.Background(), target, op, key)
 		case idempay.OpCapture:
-			r, err = p.NewCaptureRequest(context.Background(), target, op, key)
+			r, err = p.NewOpRequest(context.Background(), target, op, key)
 		default:
-			r, err = p.NewCancelRequest(context.Background(), target, op, key)
+			r, err = p.NewOpRequest(context.Background(), target, op, key)
 		}
 		require.NoError(t, err)
 		b, _ := io.ReadAll(r.Body)
@@ -457,11 +457,11 @@ func TestOpRequestShape(t *testing.T) {
 		assert.NotEqual(t, body, other)
 		assert.False(t, bytes.Contains(body, []byte(readKey)), "the key travels sealed in the body")
 	}
-	_, err := p.NewRefundRequest(context.Background(), target, readOp(idempay.OpRefund), strings.Repeat("k", 101))
+	_, err := p.NewOpRequest(context.Background(), target, readOp(idempay.OpRefund), strings.Repeat("k", 101))
 	assert.ErrorIs(t, err, idempay.ErrInvalidRequest, "a key longer than idempotencyID takes")
 
 	p.MaintenanceURL = "https://demo2.2c2p.test/2C2PFrontend/PaymentAction/2.0/action"
-	r, err := p.NewRefundRequest(context.Background(), target, readOp(idempay.OpRefund), readKey)
+	r, err := p.NewOpRequest(context.Background(), target, readOp(idempay.OpRefund), readKey)
 	require.NoError(t, err)
 	assert.Equal(t, p.MaintenanceURL, r.URL.String())
 }
@@ -475,7 +475,7 @@ func TestOpInvoiceNo(t *testing.T) {
 	for ref, want := range map[string]string{second: second, "004000001": invoiceOf(t, "ORDER-7"), "": invoiceOf(t, "ORDER-7")} {
 		op := readOp(idempay.OpRefund)
 		op.IntentID, op.ChargeRef = "ORDER-7", ref
-		r, err := p.NewRefundRequest(context.Background(), readTarget("https://pgw.test"), op, readKey)
+		r, err := p.NewOpRequest(context.Background(), readTarget("https://pgw.test"), op, readKey)
 		require.NoError(t, err)
 		b, _ := io.ReadAll(r.Body)
 		plain, err := twoc2ptest.Open(string(b), &opsMerchantKey().PublicKey, opsGatewayKey())

@@ -72,8 +72,8 @@ const (
 )
 
 var (
-	_ idempay.Provider    = Provider{}
-	_ idempay.LookupGuard = Provider{}
+	_ idempay.Provider             = Provider{}
+	_ idempay.LookupBeforeResender = Provider{}
 )
 
 // Name is "2c2p": the provider part of every KeyStore namespace.
@@ -88,7 +88,7 @@ func (Provider) LookupBeforeResend() bool { return true }
 var extraKeys = [5]string{"userDefined1", "userDefined2", "userDefined3", "userDefined4", "userDefined5"}
 
 // Validate refuses, before anything is stored or signed, what a token
-// request could not carry: see the package documentation. It checks the
+// request could not carry: see README.md. It checks the
 // invoiceNo of attempt 1, the one it can know; a later attempt whose
 // invoiceNo does not fit (idempay.TwoC2PAttemptInvoiceNo) is refused when
 // its request is built, before anything is sent.

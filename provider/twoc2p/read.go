@@ -9,7 +9,7 @@ import (
 	"github.com/idempay/idempay/internal/wire"
 )
 
-// ReadCharge reads a Payment Token answer; see the package documentation
+// ReadCharge reads a Payment Token answer; see README.md
 // for the respCodes.
 func (p Provider) ReadCharge(resp *http.Response, body []byte) idempay.Verdict {
 	var f *facts

@@ -143,7 +143,7 @@ func tc2pInquiryStub(t *testing.T, wantInvoice string, status int, body string) 
 // TestTwoC2PFindCharge is the respCode mapping of Payment Inquiry answers.
 func TestTwoC2PFindCharge(t *testing.T) {
 	const inv = "ORDER1"
-	rec := idempay.Record{Namespace: tc2pNS, IntentID: inv, Key: "key-1"}
+	rec := idempay.Record{Namespace: tc2pNS, ID: inv, Key: "key-1"}
 	paid := `"invoiceNo":"ORDER1","merchantID":"JT01","amount":1234.56,"currencyCode":"THB","tranRef":"T42","idempotencyID":"key-1"`
 	for _, tc := range []struct {
 		name   string
@@ -227,7 +227,7 @@ func TestTwoC2PFindCharge(t *testing.T) {
 
 	// The invoiceNo of an encoded intent ID is what is asked for.
 	encodedRec := rec
-	encodedRec.IntentID = "order-1"
+	encodedRec.ID = "order-1"
 	encodedInv, _ := idempay.TwoC2PInvoiceNo("order-1", false)
 	srv = tc2pInquiryStub(t, encodedInv, 200, tc2pPlain("2002"))
 	noLegacy := tc2pAdapter
