@@ -45,7 +45,7 @@ func (f *flight) run() (Verdict, error) {
 	// another flight may take the intent over, whichever comes first.
 	ctx, cancel := context.WithTimeout(f.claim.Context(), f.c.retry.MaxElapsed)
 	defer cancel()
-	f.probe.held, f.probe.sent = f.mayStillSend, &f.prog.sent
+	f.probe.held, f.probe.sent = f, &f.prog.sent
 	f.attempts = f.first[:0]
 
 	if !f.created && f.lookupFirst() {
