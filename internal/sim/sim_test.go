@@ -17,7 +17,7 @@ var (
 	flagSeeds     = flag.Int("sim.seeds", 0, "how many seeds to run (0: the CI size, 2000, or 400 under -race)")
 	flagSeed      = flag.Uint64("sim.seed", 1, "the first seed")
 	flagProviders = flag.String("sim.providers", "ownapi,stripe,omise,2c2p", "the providers seeds draw from")
-	flagStores    = flag.String("sim.stores", "memstore,filestore", "the stores seeds draw from (add postgres, redis: they need the servers)")
+	flagStores    = flag.String("sim.stores", "memstore,filestore,pg-model,redis-model", "the stores seeds draw from: the crash models pg-model and redis-model are on by default (add postgres, redis: they need the servers; redis-volatile, filehost)")
 	flagSkew      = flag.Duration("sim.skew", 3*time.Hour, "the widest clock skew of an instance")
 	flagChecks    = flag.String("sim.checks", "all", "the checks to run: all, or a comma-separated list; -name removes one")
 	flagStrict    = flag.Bool("sim.strict", true, "fail on any violation (false: report them and fail only when the simulator itself fails)")
