@@ -187,7 +187,9 @@ func fingerprint(namespace string, r ChargeRequest) string {
 		b = canonicalJSON(namespace, r)
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	var h [2 * sha256.Size]byte
+	hex.Encode(h[:], sum[:])
+	return string(h[:]) // one allocation; hex.EncodeToString makes two
 }
 
 // canonicalJSON is the fingerprint's document, by encoding/json.

@@ -5,9 +5,11 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 )
@@ -41,8 +43,14 @@ type Claim struct {
 	rec   Record
 	owner string
 
+	// The claim's context is made when first asked for (most ledger
+	// claims never are): base until then, and the cause of an end that
+	// came first.
+	ctxMu  sync.Mutex
+	base   context.Context
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	cause  error
 	beat   sync.WaitGroup // a heartbeat beat in progress; finish waits for it
 	timer  *time.Timer    // the heartbeat's next beat; set and reset under mu
 	tickAt time.Time      // when the next renewal is due (wall clock, monotonic)
@@ -154,7 +162,7 @@ func (cfg ClaimConfig) Reserve(ctx context.Context, req ReserveRequest) (*Claim,
 	if ctx.Done() != nil { // a flight's context is detached already: not twice
 		ctx = context.WithoutCancel(ctx)
 	}
-	cl.ctx, cl.cancel = context.WithCancelCause(ctx)
+	cl.base = ctx
 	cl.setDeadline(start, res)
 	if cl.deadline.After(start) {
 		cl.startHeartbeat(max(cl.until(), 0))
@@ -168,7 +176,19 @@ func (cfg ClaimConfig) Reserve(ctx context.Context, req ReserveRequest) (*Claim,
 // a random suffix. One owner per flight, never per process, because a store
 // lets an owner re-claim its own lease.
 func (cfg ClaimConfig) NewOwner() string {
-	return cmp.Or(cfg.Instance, "idempay") + "/" + rand.Text()[:16]
+	// 80 random bits as 16 characters of rand.Text's alphabet, built in
+	// one allocation (every flight makes two owners).
+	var raw [10]byte
+	_, _ = rand.Read(raw[:]) // never fails (crypto/rand's promise)
+	var enc [16]byte
+	base32.StdEncoding.Encode(enc[:], raw[:])
+	prefix := cmp.Or(cfg.Instance, "idempay")
+	var b strings.Builder
+	b.Grow(len(prefix) + 1 + len(enc))
+	b.WriteString(prefix)
+	b.WriteByte('/')
+	b.Write(enc[:])
+	return b.String()
 }
 
 func (cfg ClaimConfig) withDefaults() ClaimConfig {
@@ -207,14 +227,47 @@ func (cl *Claim) Owner() string { return cl.owner }
 // Context is cancelled, with cause ErrLeaseLost, once the lease is lost or
 // has run out; with ErrClaimAged once the attempt is older than MaxAge; and
 // when the claim is closed or released.
-func (cl *Claim) Context() context.Context { return cl.ctx }
+func (cl *Claim) Context() context.Context {
+	cl.ctxMu.Lock()
+	defer cl.ctxMu.Unlock()
+	if cl.ctx == nil {
+		cl.ctx, cl.cancel = context.WithCancelCause(cl.base)
+		if cl.cause != nil {
+			cl.cancel(cl.cause)
+		}
+	}
+	return cl.ctx
+}
+
+// end cancels the claim's context with cause; the first cause stays.
+func (cl *Claim) end(cause error) {
+	cl.ctxMu.Lock()
+	defer cl.ctxMu.Unlock()
+	switch {
+	case cl.ctx != nil:
+		cl.cancel(cause)
+	case cl.cause == nil:
+		cl.cause = cause
+	}
+}
+
+// ended reports whether the claim's context is (or, once made, will be)
+// cancelled.
+func (cl *Claim) ended() bool {
+	cl.ctxMu.Lock()
+	defer cl.ctxMu.Unlock()
+	if cl.ctx != nil {
+		return cl.ctx.Err() != nil
+	}
+	return cl.cause != nil
+}
 
 // Held reports whether the lease is still held with time left on the
 // holder's clock: the check before every byte that may move money.
 func (cl *Claim) Held() bool {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
-	return !cl.finished && cl.ctx.Err() == nil && cl.cfg.Clock().Before(cl.deadline)
+	return !cl.finished && !cl.ended() && cl.cfg.Clock().Before(cl.deadline)
 }
 
 // Lapsed reports whether the lease may have been another flight's at some
@@ -342,7 +395,7 @@ func (cl *Claim) finish() bool {
 	cl.mu.Unlock()
 	// Cancelled first, so that a renewal on the wire gives up at once
 	// instead of delaying the close by up to a third of the lease.
-	cl.cancel(ErrClaimFinished)
+	cl.end(ErrClaimFinished)
 	cl.mu.Lock()
 	t := cl.timer
 	cl.mu.Unlock()
@@ -354,11 +407,11 @@ func (cl *Claim) finish() bool {
 }
 
 func (cl *Claim) write(ctx context.Context, res Resolution) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cl.cfg.WriteTimeout)
-	defer cancel()
+	wctx := detachedWrite(ctx, cl.cfg.WriteTimeout)
+	defer wctx.cancel()
 	rec := cl.Record()
 	res.Namespace, res.ID, res.Key = rec.Namespace, rec.ID, rec.Key
-	return cl.cfg.Store.Resolve(ctx, res)
+	return cl.cfg.Store.Resolve(wctx, res)
 }
 
 // The heartbeat renews the lease every Lease/3 until the claim finishes or
@@ -445,7 +498,7 @@ func (cl *Claim) Renew() bool {
 func (cl *Claim) renew() bool {
 	req := cl.req
 	start := cl.cfg.Clock()
-	ctx, cancel := context.WithTimeout(cl.ctx, min(cl.cfg.WriteTimeout, cl.cfg.Lease/3))
+	ctx, cancel := context.WithTimeout(cl.Context(), min(cl.cfg.WriteTimeout, cl.cfg.Lease/3))
 	res, err := cl.cfg.Store.Reserve(ctx, req)
 	cancel()
 	switch {
@@ -536,14 +589,14 @@ func (cl *Claim) attemptAgeLocked(res Reservation) (time.Duration, bool) {
 // nothing more may be sent, but the lease is still this claim's alone (no
 // other flight took it), so it may still close or release.
 func (cl *Claim) age() {
-	cl.cancel(fmt.Errorf("%w: attempt older than %s", ErrClaimAged, cl.cfg.MaxAge))
+	cl.end(fmt.Errorf("%w: attempt older than %s", ErrClaimAged, cl.cfg.MaxAge))
 }
 
 func (cl *Claim) lose(cause error) {
 	cl.mu.Lock()
 	cl.lapsed = true
 	cl.mu.Unlock()
-	cl.cancel(cause)
+	cl.end(cause)
 }
 
 func minTime(a, b time.Time) time.Time {

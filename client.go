@@ -100,6 +100,7 @@ type Client struct {
 	provider  Provider
 	target    Target
 	namespace string
+	ledgerNS  string       // namespace + "/ledger", built once: every success reads and writes it
 	store     KeyStore     // the configured store, behind haltedStore
 	halted    *atomic.Bool // set once Close gave up waiting for flights
 	hc        *http.Client // wrapped: counts attempts, no silent resends
@@ -149,6 +150,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.namespace = c.provider.Name() + ":" + cmp.Or(cfg.Account, "default")
+	c.ledgerNS = c.namespace + "/ledger"
 	c.target = Target{BaseURL: base, Credentials: cfg.Credentials, Namespace: c.namespace}
 	if err := checkProvider(c.provider, c.target); err != nil {
 		return nil, err

@@ -29,6 +29,7 @@ type flight struct {
 	settled  *Verdict   // set when a lookup settled the operation
 	secs     []Secret   // what no answer may show; see secrets
 	first    [1]attempt // attempts' room for the first, which is often the last
+	secRoom  [2]Secret  // secs' room: an operation has a secret or two
 }
 
 // attempt is what one request on the wire came back with.
@@ -44,7 +45,7 @@ func (f *flight) run() (Verdict, error) {
 	// another flight may take the intent over, whichever comes first.
 	ctx, cancel := context.WithTimeout(f.claim.Context(), f.c.retry.MaxElapsed)
 	defer cancel()
-	f.probe.held, f.probe.sent = f.mayStillSend, &f.prog.sent
+	f.probe.held, f.probe.sent = f, &f.prog.sent
 	f.attempts = f.first[:0]
 
 	if !f.created && f.lookupFirst() {
@@ -55,7 +56,8 @@ func (f *flight) run() (Verdict, error) {
 			return v, nil
 		}
 	}
-	httpReq, err := f.op.build(withAttempt(withProbe(ctx, &f.probe), f.rec.Attempt), f.c.target, f.rec.Key)
+	f.probe.attempt = f.rec.Attempt
+	httpReq, err := f.op.build(withProbe(ctx, &f.probe), f.c.target, f.rec.Key)
 	if err != nil {
 		return Verdict{Kind: KindInvalid}, err
 	}
@@ -187,7 +189,7 @@ func (f *flight) complete(v *Verdict, resp *http.Response, body []byte) {
 // are asked of the operation once: every answer of the flight uses them.
 func (f *flight) secrets() []Secret {
 	if f.secs == nil {
-		f.secs = append(f.op.secrets(), f.c.target.Credentials)
+		f.secs = append(append(f.secRoom[:0], f.op.secrets()...), f.c.target.Credentials)
 	}
 	return f.secs
 }

@@ -91,10 +91,10 @@ type ledgerCharge struct {
 }
 
 func decodeLedger(raw []byte) (ledgerDoc, error) {
-	var d ledgerDoc
 	if len(raw) == 0 {
-		return d, nil
+		return ledgerDoc{}, nil // a new ledger: nothing to decode, nothing moved to the heap
 	}
+	var d ledgerDoc
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return d, fmt.Errorf("%w: ledger unreadable: %w", ErrStore, err)
 	}

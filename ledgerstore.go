@@ -32,7 +32,7 @@ const (
 // opNamespace is where the records of operations of type t live.
 func (c *Client) opNamespace(t OpType) string { return c.namespace + "/" + string(t) }
 
-func (c *Client) ledgerNamespace() string { return c.namespace + "/ledger" }
+func (c *Client) ledgerNamespace() string { return c.ledgerNS }
 
 // ledgerClaims is how the ledger is leased: the client's lease, durable
 // writes, and no age limit (the ledger is as old as the intent's first

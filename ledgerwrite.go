@@ -25,14 +25,10 @@ func (c *Client) enterCharge(ctx context.Context, rec Record, ch *Charge) error 
 	if ch == nil {
 		return nil
 	}
-	lrec, err := c.store.Load(ctx, c.ledgerNamespace(), intentID)
-	if err == nil {
-		if doc, derr := decodeLedger(lrec.Result); derr == nil && doc.Charge != nil {
-			return nil
-		}
-	} else if !errors.Is(err, ErrNotFound) {
-		return fmt.Errorf("%w: ledger: %w", ErrStore, err)
-	}
+	// No read first: the claim below reads the ledger as it takes it, and
+	// one that holds the facts already is given back unwritten
+	// (updateLedger). A read here would find nothing for nearly every
+	// charge (its first success creates the ledger) and cost a round trip.
 	facts := chargeFacts(ch, rec)
 	// On a store that keeps its writes in order the facts need no sync of
 	// their own: the record's close comes after them, so a crash cannot

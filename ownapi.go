@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"strings"
@@ -130,11 +131,14 @@ func (a OwnAPI) NewChargeRequest(ctx context.Context, t Target, req ChargeReques
 	if err != nil {
 		return nil, err
 	}
-	r.Header.Set("Content-Type", contentType)
-	r.Header.Set("Accept", "application/json")
-	r.Header.Set(cmp.Or(a.KeyHeader, "Idempotency-Key"), key)
+	// One array holds every header's value (Header.Set makes a slice each).
+	vals := [4]string{contentType, "application/json", key}
+	r.Header["Content-Type"] = vals[0:1:1]
+	r.Header["Accept"] = vals[1:2:2]
+	r.Header[textproto.CanonicalMIMEHeaderKey(cmp.Or(a.KeyHeader, "Idempotency-Key"))] = vals[2:3:3]
 	if t.Credentials != "" {
-		r.Header.Set("Authorization", "Bearer "+t.Credentials.Reveal())
+		vals[3] = "Bearer " + t.Credentials.Reveal()
+		r.Header["Authorization"] = vals[3:4:4]
 	}
 	return r, nil
 }

@@ -209,12 +209,6 @@ func ClassifyStatus(status int) Kind {
 	return KindUnknown // 1xx, 3xx: a POST answered like that settles nothing
 }
 
-type attemptKey struct{}
-
-func withAttempt(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, attemptKey{}, n)
-}
-
 // AttemptOf returns, inside Provider.NewChargeRequest, the number of the
 // intent's attempt the request is built for: 1, or n after n-1 definite
 // failures. An adapter whose provider keys a payment by something derived
@@ -222,8 +216,8 @@ func withAttempt(ctx context.Context, n int) context.Context {
 // that another card on a declined order is a payment of its own. Outside a
 // charge it returns 1. FindCharge reads the attempt from Record.Attempt.
 func AttemptOf(ctx context.Context) int {
-	if n, ok := ctx.Value(attemptKey{}).(int); ok && n > 0 {
-		return n
+	if p := probeFrom(ctx); p != nil && p.attempt > 0 {
+		return p.attempt // the flight's probe carries it: one context value, not two
 	}
 	return 1
 }

@@ -31,7 +31,7 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if probe == nil {
 		return t.base.RoundTrip(req)
 	}
-	if probe.held != nil && !probe.held() {
+	if probe.held != nil && !probe.held.mayStillSend() {
 		// No lease time left: another flight may be sending this intent
 		// by now, so not one byte of this attempt may leave.
 		probe.notes.add(false)
@@ -97,11 +97,12 @@ func hideKeysFromResend(r *http.Request) {
 // written, and counts the requests that went out. held, when set, is asked
 // before each request leaves: the flight's lease must still be held.
 type wireProbe struct {
-	sent   *atomic.Int32
-	wrote  atomic.Bool
-	held   func() bool
-	budget flightBudget // this flight's account with the client's retry budget
-	notes  wireNotes    // each request as it left, for the journal
+	attempt int // the record's attempt the request is built for (AttemptOf)
+	sent    *atomic.Int32
+	wrote   atomic.Bool
+	held    sender       // the flight: whether its lease still allows a send (an interface, not a method value: no allocation)
+	budget  flightBudget // this flight's account with the client's retry budget
+	notes   wireNotes    // each request as it left, for the journal
 }
 
 type probeKey struct{}
@@ -147,3 +148,6 @@ func wrapHTTPClient(hc *http.Client, budget *retryBudget) *http.Client {
 	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &out
 }
+
+// sender is what a probe asks before each request: the flight.
+type sender interface{ mayStillSend() bool }

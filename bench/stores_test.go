@@ -54,7 +54,7 @@ func BenchmarkStoreDirect(b *testing.B) {
 func storeWrite(s idempay.KeyStore) benchCharge {
 	return func(ctx context.Context, id string) error {
 		key, owner := uuid.NewString(), "bench/"+id
-		res, err := s.Reserve(ctx, idempay.ReserveRequest{Namespace: "ownapi:default", IntentID: id, Attempt: 1,
+		res, err := s.Reserve(ctx, idempay.ReserveRequest{Namespace: "ownapi:default", ID: id, Attempt: 1,
 			Key: key, Fingerprint: "fp", Owner: owner, Lease: 5 * time.Second})
 		if err != nil {
 			return err
@@ -62,7 +62,7 @@ func storeWrite(s idempay.KeyStore) benchCharge {
 		if !res.Created || !res.Claimed {
 			return fmt.Errorf("reserve %s: created %v, claimed %v", id, res.Created, res.Claimed)
 		}
-		return s.Resolve(ctx, idempay.Resolution{Namespace: "ownapi:default", IntentID: id, Key: key,
+		return s.Resolve(ctx, idempay.Resolution{Namespace: "ownapi:default", ID: id, Key: key,
 			State: idempay.StateSucceeded, ProviderRef: "ch_1", Result: storeResult})
 	}
 }
@@ -229,7 +229,12 @@ func goredisWrite(b *testing.B) benchCharge {
 	c := redisClient(b)
 	prefix := redisPrefix(b, c)
 	ctx := context.Background()
-	aof := c.ConfigGet(ctx, "appendonly").Val()["appendonly"] == "yes"
+	// As the store decides (keystore/redis Durability): WAITAOF after a
+	// durable write when the server has it (7.2 on) and the AOF is on; an
+	// older server with appendfsync always has the write on disk before
+	// it answers.
+	info, _ := c.Do(ctx, "COMMAND", "INFO", "WAITAOF").Slice()
+	aof := c.ConfigGet(ctx, "appendonly").Val()["appendonly"] == "yes" && len(info) == 1 && info[0] != nil
 	for _, s := range []*goredis.Script{directReserve, directResolve} {
 		if err := s.Load(ctx, c).Err(); err != nil {
 			b.Fatal(err)

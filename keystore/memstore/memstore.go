@@ -168,7 +168,7 @@ func (s *Store) Load(ctx context.Context, namespace, intentID string) (idempay.R
 	defer s.mu.RUnlock()
 	cur, ok := s.byNS[namespace][intentID]
 	if !ok {
-		return idempay.Record{}, fmt.Errorf("memstore: load %q/%q: %w", namespace, intentID, idempay.ErrNotFound)
+		return idempay.Record{}, &notFoundError{op: "load", namespace: namespace, intentID: intentID}
 	}
 	return clone(cur), nil
 }
@@ -241,3 +241,15 @@ func clone(r idempay.Record) idempay.Record {
 	}
 	return r
 }
+
+// notFoundError is a missing record. Its message is made only when asked:
+// a charge asks for its intent's ledger before the first success writes it,
+// so not found is the common answer, and fmt.Errorf cost it four
+// allocations each time.
+type notFoundError struct{ op, namespace, intentID string }
+
+func (e *notFoundError) Error() string {
+	return fmt.Sprintf("memstore: %s %q/%q: %v", e.op, e.namespace, e.intentID, idempay.ErrNotFound)
+}
+
+func (e *notFoundError) Unwrap() error { return idempay.ErrNotFound }

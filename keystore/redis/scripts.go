@@ -157,19 +157,27 @@ if ARGV[8] ~= '' and cur[3] ~= ARGV[8] then
 	return 'leaselost'
 end
 local now = now_us(ARGV[9])
+-- One HSET of every field that changes: each command of a script is a
+-- command of its own in the AOF, and with appendfsync always the server
+-- writes (and syncs) every byte of them before it answers.
+local f = {'ua', stamp(now), 'lo', '', 'lu', ''}
+local function set(k, v) f[#f + 1] = k; f[#f + 1] = v end
 -- State open only releases the lease: a pending record stays pending.
 if ARGV[3] ~= 'open' then
-	redis.call('HSET', KEYS[1], 'st', ARGV[3])
+	set('st', ARGV[3])
 end
-redis.call('HSET', KEYS[1], 'ua', stamp(now), 'lo', '', 'lu', '')
 if ARGV[4] ~= '' then
-	redis.call('HSET', KEYS[1], 'pr', ARGV[4])
+	set('pr', ARGV[4])
 end
 if ARGV[5] == '1' then
-	redis.call('HSET', KEYS[1], 'res', ARGV[6])
+	set('res', ARGV[6])
 end
-if ARGV[3] == 'succeeded' or ARGV[3] == 'failed' then
-	redis.call('HSET', KEYS[1], 'cl', stamp(now))
+local settled = ARGV[3] == 'succeeded' or ARGV[3] == 'failed'
+if settled then
+	set('cl', stamp(now))
+end
+redis.call('HSET', KEYS[1], unpack(f))
+if settled then
 	redis.call('ZREM', KEYS[2], ARGV[1])
 	redis.call('ZREM', KEYS[4], ARGV[1])
 	redis.call('ZADD', KEYS[3], fmt(now), ARGV[1])
