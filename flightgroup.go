@@ -20,6 +20,9 @@ type flightGroup struct {
 	calls  map[string]*call // by opSlot.flightID
 	closed bool
 	wg     sync.WaitGroup // flights and settles still running
+	// running counts them too, so Close can see "none" at once: a
+	// WaitGroup can only be waited on, in a goroutine that may not have run.
+	running atomic.Int64
 }
 
 // call is one flight and the callers waiting for it.
@@ -94,13 +97,13 @@ func (g *flightGroup) start(ctx context.Context, c *Client, op operation, id str
 	s := op.slot()
 	cl := &call{fp: s.fp, key: s.key, done: make(chan struct{})}
 	g.calls[id] = cl
-	g.wg.Add(1)
+	g.enter()
 	fctx := ctx
 	if ctx.Done() != nil {
 		fctx = context.WithoutCancel(ctx)
 	}
 	return cl, func() {
-		defer g.wg.Done()
+		defer g.leave()
 		defer g.finish(id, cl)
 		cl.ch, cl.err = c.contained(op, &cl.prog, func() (*Charge, error) {
 			return c.execute(fctx, op, &cl.prog)
@@ -122,9 +125,9 @@ func (g *flightGroup) settle(ctx context.Context, c *Client, op operation) (*Cha
 		g.mu.Unlock()
 		return nil, closedError(op.slot().id)
 	}
-	g.wg.Add(1)
+	g.enter()
 	g.mu.Unlock()
-	defer g.wg.Done()
+	defer g.leave()
 	var prog progress
 	ch, err := c.contained(op, &prog, func() (*Charge, error) {
 		return c.settle(ctx, op, &prog)
@@ -132,16 +135,25 @@ func (g *flightGroup) settle(ctx context.Context, c *Client, op operation) (*Cha
 	return copyResult(ch, err)
 }
 
+func (g *flightGroup) enter() { g.running.Add(1); g.wg.Add(1) }
+func (g *flightGroup) leave() { g.running.Add(-1); g.wg.Done() }
+
 func (g *flightGroup) close(ctx context.Context) error {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
+	if g.running.Load() == 0 {
+		return nil // nothing to wait for, whatever the caller's deadline
+	}
 	done := make(chan struct{})
 	go func() { g.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
+		if g.running.Load() == 0 {
+			return nil // the last one ended as the deadline fell
+		}
 		return fmt.Errorf("idempay: close: flights still running: %w", ctx.Err())
 	}
 }
