@@ -26,6 +26,12 @@ func (w *world) handOff(c *call, rq reqInfo) (held bool, until time.Time) {
 		// no one else can send the intent any more, and the provider answers
 		// this key from its record. A wasted request, not a second sender.
 		c.trace("(sends a key the store already holds succeeded)")
+	case rec.state == "pending" && rec.owner == "" && st.owner != "":
+		// The same: a flight of this key, whose lease had run out, closed it
+		// pending with the provider's answer after this sender claimed it
+		// (seed 13 under a busy scheduler): the provider holds this key's
+		// result and replays it. Not a second sender of a new request.
+		c.trace("(sends a key the store already holds pending, closed by the provider's answer)")
 	case rec.owner != st.owner || st.owner == "" || !now.Before(rec.leaseUntil):
 		w.or.report(checkLeaseAtSend, intent, w.leaseHint(c, rec), "%s sent key %s without holding the lease: %s; the store's time is %s",
 			c.who(), rq.key, w.leaseWords(rec), fmtAt(now))
