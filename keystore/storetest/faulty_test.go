@@ -156,8 +156,12 @@ func (s *faultyStore) clock() time.Time { return time.Now().UTC().Truncate(time.
 func (s *faultyStore) unlocked() {
 	seen := s.reads.Load()
 	s.mu.Unlock()
-	time.Sleep(time.Millisecond)
-	deadline := time.Now().Add(100 * time.Millisecond)
+	// Give the racers time to arrive and read, generously: on a loaded
+	// machine a 100 ms window let a racer miss it, and the defect went
+	// uncaught (TestRunCatchesDefects, resolve-race, once in CI). The wait
+	// ends as soon as another caller has read, so a fast machine pays little.
+	time.Sleep(5 * time.Millisecond)
+	deadline := time.Now().Add(time.Second)
 	for s.inflight.Load() > 1 && s.reads.Load() == seen && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Microsecond)
 	}
