@@ -112,23 +112,7 @@ func TestFinalAnswerGoesOutOnlyOnceClosed(t *testing.T) {
 // the same key", and the outcome says Unrecorded.
 func TestFinalAnswerStoreDownAnswers503(t *testing.T) {
 	w := newLockWorld(t)
-	var down atomic.Bool
-	w.store.set(func(s *faultStore) {
-		s.failResolve = func(res idempay.Resolution) bool {
-			if isResponseClose(res) {
-				down.Store(true)
-				return true
-			}
-			return false
-		}
-		s.onReserve = func(idempay.ReserveRequest, idempay.Reservation) error {
-			if down.Load() {
-				w.clock.Add(idempay.MinLease / 2)
-				return errInjected
-			}
-			return nil
-		}
-	})
+	storeDownFrom(w, isResponseClose)
 	r := serve(w.g.Wrap(&scripted{}), post("x"))
 	if r.Code != http.StatusServiceUnavailable || problemCode(t, r) != guard.CodeStoreDown || r.Header().Get("Retry-After") == "" {
 		t.Fatalf("answer %d %s; want 503 %s", r.Code, r.Body, guard.CodeStoreDown)

@@ -187,23 +187,7 @@ func TestUnsettledLockStoreDown(t *testing.T) {
 // key", and the outcome says Unrecorded.
 func TestUnsettledLockGivesUp(t *testing.T) {
 	w := newLockWorld(t)
-	var down atomic.Bool
-	w.store.set(func(s *faultStore) {
-		s.failResolve = func(res idempay.Resolution) bool {
-			if isLock(res) {
-				down.Store(true)
-				return true
-			}
-			return false
-		}
-		s.onReserve = func(idempay.ReserveRequest, idempay.Reservation) error {
-			if down.Load() {
-				w.clock.Add(idempay.MinLease / 2)
-				return errInjected
-			}
-			return nil
-		}
-	})
+	storeDownFrom(w, isLock)
 	h := &scripted{statuses: []int{http.StatusBadGateway}, unsettled: map[int]bool{1: true}}
 	r := serve(w.g.Wrap(h), post("x"))
 	if r.Code != http.StatusServiceUnavailable || problemCode(t, r) != guard.CodeStoreDown || r.Header().Get("Retry-After") == "" {
@@ -238,4 +222,27 @@ func TestUnsettledLockGivesUpOnAStoreOutOfReach(t *testing.T) {
 	if r := serve(w.g.Wrap(h), post("x")); r.Code != http.StatusServiceUnavailable || problemCode(t, r) != guard.CodeStoreDown {
 		t.Fatalf("answer %d %s; want 503 %s", r.Code, r.Body, guard.CodeStoreDown)
 	}
+}
+
+// storeDownFrom makes w's store refuse, from the first close that first
+// matches, that close and every Reserve after it (each one moving the clock
+// half a lease on): a store gone for good while the guard retries.
+func storeDownFrom(w *lockWorld, first func(idempay.Resolution) bool) {
+	var down atomic.Bool
+	w.store.set(func(s *faultStore) {
+		s.failResolve = func(res idempay.Resolution) bool {
+			if first(res) {
+				down.Store(true)
+				return true
+			}
+			return false
+		}
+		s.onReserve = func(idempay.ReserveRequest, idempay.Reservation) error {
+			if down.Load() {
+				w.clock.Add(idempay.MinLease / 2)
+				return errInjected
+			}
+			return nil
+		}
+	})
 }
