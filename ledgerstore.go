@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -213,11 +215,7 @@ func (c *Client) snapshot(ctx context.Context, intentID string) (ledgerCharge, e
 	rec, err := c.store.Load(ctx, c.namespace, intentID)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		// Neither the ledger nor the charge's record: never charged in
-		// this namespace, or charged before ledgers kept the charge and
-		// its record has since been deleted.
-		return ledgerCharge{}, refuse(fmt.Errorf("%w: no charge of intent %q in the store, nor in its ledger",
-			ErrChargeNotSucceeded, intentID))
+		return ledgerCharge{}, c.noChargeHere(ctx, intentID)
 	case err != nil:
 		return ledgerCharge{}, fmt.Errorf("%w: load intent %q: %w", ErrStore, intentID, err)
 	case rec.State != StateSucceeded:
@@ -228,6 +226,55 @@ func (c *Client) snapshot(ctx context.Context, intentID string) (ledgerCharge, e
 		return ledgerCharge{}, fmt.Errorf("%w: stored charge of intent %q unreadable", ErrStore, intentID)
 	}
 	return chargeFacts(out.Charge, rec), nil
+}
+
+// noChargeHere is the answer for an intent the store holds nothing of:
+// neither the ledger nor the charge's record. Never charged in this
+// namespace (a refusal), or charged before ledgers kept the charge and its
+// record since deleted, or charged and the store lost it (a Redis without
+// persistence, a failover that dropped writes). The provider tells the
+// last apart when it can look the intent up under any key: a charge it
+// shows makes the answer the store's error, not "never succeeded", which
+// a caller would pass on to the customer. Not a refusal: what the lost
+// store held (an earlier refund of this ID) is unknown.
+func (c *Client) noChargeHere(ctx context.Context, intentID string) error {
+	never := refuse(fmt.Errorf("%w: no charge of intent %q in the store, nor in its ledger",
+		ErrChargeNotSucceeded, intentID))
+	finder, ok := c.provider.(Finder)
+	if !ok {
+		return never
+	}
+	v, err := finder.FindCharge(withProbe(ctx, nil), c.hc, c.target, Record{Namespace: c.namespace, ID: intentID})
+	switch {
+	case errors.Is(err, ErrNoLookup):
+		return never // the adapter cannot look intents up: the store's word stands
+	case err != nil && unanswered(err):
+		// The provider could not be asked: no proof either way.
+		return fmt.Errorf("idempay: no charge of intent %q in the store, nor in its ledger, and the provider's lookup failed: %w", intentID, err)
+	case err != nil || (v.Kind != KindSucceeded && v.Kind != KindPending):
+		// The provider answered and showed no charge (an adapter's "no
+		// proof", as Stripe's search that lags writes, is still no charge
+		// shown): the store's word stands.
+		return never
+	}
+	ref := ""
+	if v.Charge != nil {
+		ref = " (" + v.Charge.ID + ")"
+	}
+	c.log.LogAttrs(ctx, slog.LevelError, "idempay: the provider shows a charge the store holds no record of",
+		slog.String("intent", intentID), slog.String("kind", v.Kind.String()))
+	return fmt.Errorf("%w: the store holds no record of intent %q, whose charge%s the provider shows %s: the store lost it; reconcile before any operation on it",
+		ErrStore, intentID, ref, v.Kind)
+}
+
+// unanswered reports whether a lookup's error means the provider gave no
+// answer: it answered with an HTTP error (APIError), the request never
+// completed (url.Error: refused, reset, timed out), or the call was given
+// up.
+func unanswered(err error) bool {
+	var api *APIError
+	var ue *url.Error
+	return errors.As(err, &api) || errors.As(err, &ue) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // chargeFacts is what the ledger keeps of ch, the succeeded charge of

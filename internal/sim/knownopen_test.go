@@ -43,8 +43,15 @@ var knownOpen = []struct {
 	// a power cut restarts the server and every process, so no process
 	// remembers the marker's sequence and the loss goes unnoticed.
 	{"issue16_5_redis_model_lost_data_set_2", "16#5 (a power cut: nobody remembers the marker)", 11, modelVolatile, false, checkDoubleCharge, "", false, false},
-	{"issue16_5_redis_lost_data_set", "16#5", 30, "redis", true, checkDoubleCharge, "", false, false},
-	{"issue16_5_redis_lost_data_set_2", "16#5", 13, "redis", true, checkDoubleCharge, "", false, false},
+	// 30, 13: the real store's marker asks the provider before minting a
+	// key in the loss window, so no double charge; a refund of an intent
+	// the loss took is unknown (the provider shows the charge), not refused
+	// as never charged (13). What stays is unsettled: records the loss
+	// took that no caller touched again, which only reconciliation with
+	// the provider's reports recovers (why the store refuses a server
+	// without persistence unless WithLossyServer).
+	{"issue16_5_redis_lost_data_set", "16#5", 30, "redis", true, checkDoubleCharge, "all,-unsettled,-op-unsettled", false, true},
+	{"issue16_5_redis_lost_data_set_2", "16#5", 13, "redis", true, checkDoubleCharge, "all,-unsettled,-op-unsettled", false, true},
 	{"issue16_2_guard_lock_not_written_handler_twice", "16#2", 36, "", false, checkCheckoutTwice, "all," + checkCheckoutTwice, true, true},
 	{"ck3_final_answer_close_failed_handler_twice", "CK-3", 142, "", false, checkCheckoutTwice, "", true, true},
 	{"ck3_final_answer_close_failed_handler_twice_2", "CK-3", 178, "", false, checkCheckoutTwice, "", true, true},
