@@ -13,7 +13,6 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/chaos"
@@ -129,7 +128,7 @@ func BenchmarkChaosOwnAPI(b *testing.B) {
 // promise (see internal/chaos).
 func runOwnAPIChaos(t testing.TB, n int) chaos.Report {
 	store := memstore.New()
-	view, url := startRefServer(t, store, refserver.Config{Lease: 30 * time.Millisecond, Seed: 7})
+	view, url := startRefServer(t, store, refserver.Config{Lease: chaos.FakeLease, Seed: 7})
 	c := newClient(t, url, store, func(cfg *idempay.Config) {
 		cfg.Retry = chaos.Retry(8)
 	})
@@ -143,7 +142,7 @@ func runOwnAPIChaos(t testing.TB, n int) chaos.Report {
 	for i := 0; i < n; i += 100 {
 		view.srv.InjectOrder(intent(i), lostEverywhere...)
 	}
-	rep := chaos.Run(t, chaos.Config{
+	rep := chaos.Run(t, chaos.Config{ServerLease: chaos.FakeLease,
 		Intents: n, Workers: 16, Server: view, Intent: intent, CheckReplayed: true,
 		Charge: func(ctx context.Context, i int) (*idempay.Charge, error) {
 			return c.Charge(ctx, idempay.ChargeRequest{IntentID: intent(i), Amount: int64(100 + i), Currency: "JPY",

@@ -23,6 +23,7 @@ type flight struct {
 	rec      Record
 	claim    *Claim    // the lease this flight sends under; nil for a lookup
 	created  bool      // the key is new: no earlier call can have sent it
+	stale    bool      // a resume of a key reserved long ago: ask before resending (staleResume)
 	prog     *progress // requests sent, shared with callers who stop waiting
 	probe    wireProbe
 	attempts []attempt
@@ -48,9 +49,10 @@ func (f *flight) run() (Verdict, error) {
 	f.probe.held, f.probe.sent = f, &f.prog.sent
 	f.attempts = f.first[:0]
 
-	if !f.created && f.lookupFirst() {
+	if !f.created && (f.lookupFirst() || f.stale) {
 		// An earlier call may have sent this key, and the provider does
-		// not de-duplicate: ask before sending again.
+		// not de-duplicate, or may have forgotten it: ask before sending
+		// again.
 		if v, resend := f.lookupBeforeResend(ctx); !resend {
 			f.settled = &v
 			return v, nil
@@ -201,6 +203,11 @@ func (f *flight) lookupFirst() bool { return f.op.lookupFirst() }
 // only when the provider proved that it was never done.
 func (f *flight) lookupBeforeResend(ctx context.Context) (v Verdict, resend bool) {
 	v, err := f.c.find(ctx, f.op, f.rec)
+	if err != nil && f.stale && !f.lookupFirst() && errors.Is(err, ErrNoLookup) {
+		// Nothing to ask: the key is resent on the store's word that it is
+		// younger than the provider's retention (Config.KeyRetention).
+		return Verdict{}, true
+	}
 	if err != nil {
 		f.c.log.LogAttrs(ctx, slog.LevelWarn, "idempay: lookup failed",
 			slog.String("intent", f.rec.ID), slog.String("error", err.Error()))

@@ -26,7 +26,7 @@ import (
 func TestJournalMatchesServerLog(t *testing.T) {
 	const n = 300
 	store := memstore.New()
-	view := &refView{srv: refserver.New(refserver.Config{Lease: 30 * time.Millisecond, Seed: 5}), last: map[string]bool{}}
+	view := &refView{srv: refserver.New(refserver.Config{Lease: chaos.FakeLease, Seed: 5}), last: map[string]bool{}}
 	log := newWireLog(view)
 	ts := httptest.NewServer(log)
 	defer ts.Close()
@@ -37,7 +37,7 @@ func TestJournalMatchesServerLog(t *testing.T) {
 	})
 	intent := func(i int) string { return fmt.Sprintf("journal-%04d", i) }
 	start := time.Now().Add(-time.Hour) // the store's clock is this process's
-	rep := chaos.Run(t, chaos.Config{Intents: n, Workers: 8, Server: view, Intent: intent,
+	rep := chaos.Run(t, chaos.Config{ServerLease: chaos.FakeLease, Intents: n, Workers: 8, Server: view, Intent: intent,
 		Charge: func(ctx context.Context, i int) (*idempay.Charge, error) {
 			return c.Charge(ctx, idempay.ChargeRequest{IntentID: intent(i), Amount: int64(100 + i), Currency: "JPY", Source: "tokn_journal_secret"})
 		}})

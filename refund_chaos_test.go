@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/internal/chaos"
@@ -58,7 +57,7 @@ func BenchmarkChaosRefundsOwnAPI(b *testing.B) {
 
 func runRefundChaos(t testing.TB, n int) chaos.RefundReport {
 	store := opsStore(t)
-	s := startOps(t, store, refserver.Config{Lease: 30 * time.Millisecond, Seed: 11, Lenient: true})
+	s := startOps(t, store, refserver.Config{Lease: chaos.FakeLease, Seed: 11, Lenient: true})
 	retry := func(cfg *idempay.Config) {
 		cfg.Retry = chaos.Retry(8)
 	}
@@ -68,7 +67,7 @@ func runRefundChaos(t testing.TB, n int) chaos.RefundReport {
 	for i := range lost {
 		lost[i] = refserver.Post
 	}
-	rep := chaos.RunRefunds(t, chaos.RefundConfig{
+	rep := chaos.RunRefunds(t, chaos.RefundConfig{ServerLease: chaos.FakeLease,
 		Intents: n, RefundsPer: 6, Workers: 16, Clients: len(clients), Duplicate: 5,
 		Amount: 10000, Currency: "JPY", Seed: 3, Server: refundView{s}, Intent: intent,
 		Charge: func(ctx context.Context, i int) error {

@@ -131,6 +131,18 @@ func refusedBefore(rec Record, fp string) (Record, bool) {
 	return Record{}, false
 }
 
+// staleResume is the age, on the store's clock, from which a key an earlier
+// call reserved is looked up at the provider before it is resent, whatever
+// the provider: the store's clock may have been set back while nobody read
+// it (a power cut, an NTP step on the database's host), and nothing in the
+// store can show such a step, so an age read young may be one the provider
+// has already forgotten the key at, and would execute it again. From an
+// hour on, a step back would have to exceed the retention less an hour to
+// slip a forgotten key past both checks. A younger resume (a retry after a
+// crash, minutes later) is sent as it is: asking first would cost every
+// takeover a lookup for a risk only a day-long step carries.
+const staleResume = time.Hour
+
 // claimed goes on with a record this flight holds the lease of.
 func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Reservation, prog *progress) (*Charge, error) {
 	rec := res.Record
@@ -158,7 +170,8 @@ func (c *Client) claimed(ctx context.Context, op operation, claim *Claim, res Re
 			return ch, err
 		}
 	}
-	f := &flight{c: c, op: op, rec: rec, claim: claim, created: res.Created, prog: prog}
+	f := &flight{c: c, op: op, rec: rec, claim: claim, created: res.Created, prog: prog,
+		stale: !res.Created && age >= staleResume}
 	if err := op.beforeSend(ctx, claim, res); err != nil {
 		return c.notSent(ctx, f, err)
 	}

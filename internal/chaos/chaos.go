@@ -21,6 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/idempay/idempay"
 )
@@ -54,6 +55,22 @@ type Config struct {
 	// answer, neither success nor unknown. Without it a pending outcome is
 	// an error.
 	Pending bool
+	// ServerLease is how long the fake keeps a key in progress after a
+	// request under it began. The second pass starts once it has run out
+	// since the first pass ended, so that it meets a healthy server and
+	// not the first pass's leases (a 409 there, resent until the attempts
+	// or the retry budget ran out, left intents unknown on a fast machine
+	// and not on a slow one).
+	ServerLease time.Duration
+}
+
+// waitOutLeases waits until every key lease the fake granted during a pass
+// that has ended has run out. It waits on the fake's own clock (real time):
+// a busy machine only makes the wait longer, never too short.
+func waitOutLeases(lease time.Duration) {
+	if lease > 0 {
+		time.Sleep(lease + lease/2)
+	}
 }
 
 // Report is what a run saw, for the test's verbose output.
@@ -86,6 +103,7 @@ func Run(t testing.TB, cfg Config) Report {
 	rep.Pending = len(first.by[idempay.OutcomePending])
 
 	cfg.Server.Faults(false)
+	waitOutLeases(cfg.ServerLease)
 	second := pass(t, cfg, unknown, &rep)
 	left := second.by[idempay.OutcomeUnknown]
 	rep.Settled = rep.Unknown - len(left)

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/idempay/idempay"
 )
@@ -53,6 +54,9 @@ type RefundConfig struct {
 	// which must end the first pass unknown and the second settled.
 	Lose      func(refundID string)
 	LostEvery int // how many intents apart the lost refunds are; 0 for none
+	// ServerLease is the fake's key lease, waited out before the second
+	// pass (Config.ServerLease).
+	ServerLease time.Duration
 }
 
 // RefundReport is what a refund run saw.
@@ -99,6 +103,7 @@ func RunRefunds(t testing.TB, cfg RefundConfig) RefundReport {
 		}
 	}
 	cfg.Server.Faults(false)
+	waitOutLeases(cfg.ServerLease)
 	var again []call
 	for id, o := range outcomes {
 		if o == idempay.OutcomeUnknown || o == idempay.OutcomePending {

@@ -15,6 +15,11 @@ import (
 // 31 to 84 intents, under three CPU hogs).
 const Elapsed = 5 * time.Minute
 
+// FakeLease is the key lease a chaos run gives its fake: short, so that a
+// key whose request was dropped is free again within a retry's waits. Pass
+// it as Config.ServerLease too.
+const FakeLease = 30 * time.Millisecond
+
 // Retry is the retry policy of the chaos tests: attempts tries per flight,
 // short waits, and Elapsed as the budget.
 func Retry(attempts int) idempay.RetryPolicy {

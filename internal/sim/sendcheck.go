@@ -91,6 +91,10 @@ func (w *world) checkStaleKey(c *call, key string) {
 	first, ok := w.processed[key]
 	w.mu.Unlock()
 	if age := w.clock.Now().Sub(first); ok && age >= providerRetention {
+		if w.askedBeforeResend(c, key) {
+			c.trace("(resends key %s, which the provider has forgotten, after its lookup showed nothing done under it)", key)
+			return
+		}
 		w.mu.Lock()
 		w.staleKeys[c.intent()] = true
 		w.mu.Unlock()
@@ -101,6 +105,20 @@ func (w *world) checkStaleKey(c *call, key string) {
 		w.or.report(checkStaleKey, c.intent(), hint, "%s resent key %s %s after the provider first processed it: the provider has forgotten it and executes it again",
 			c.who(), key, age.Round(60e9))
 	}
+}
+
+// askedBeforeResend reports whether a resend of a key the provider has
+// forgotten is harmless: the call asked the provider first, and nothing is
+// done under the key (no charge, nothing awaiting the customer), so the
+// provider executing it again is executing it once. The client looks a key
+// up before resending it once it reads an hour old (staleResume), which is
+// what makes a store clock set back while nobody read it harmless wherever
+// the provider can be asked.
+func (w *world) askedBeforeResend(c *call, key string) bool {
+	c.mu.Lock()
+	asked := c.lookups > 0
+	c.mu.Unlock()
+	return asked && w.prov.chargedKeys(c.o)[key] == 0 && w.prov.truth(c.o) != truthPending
 }
 
 func (w *world) arrived(intent string, s *sending) {

@@ -190,7 +190,9 @@ func wroteHeaders(req *http.Request) {
 func (w *world) noteProcessed(key string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, ok := w.processed[key]; !ok && key != "" {
+	// A key the provider has forgotten is learnt again by the request that
+	// executes it anew: its retention runs from then.
+	if first, ok := w.processed[key]; key != "" && (!ok || w.clock.Now().Sub(first) >= providerRetention) {
 		w.processed[key] = w.clock.Now()
 	}
 }

@@ -47,7 +47,7 @@ type world struct {
 	store          *storeHandle
 	calls          []*call              // every call made
 	inflight       map[string][]sending // requests on the wire, by intent
-	processed      map[string]time.Time // key -> when the provider first processed it
+	processed      map[string]time.Time // key -> when the provider first processed it (again, once it forgot it)
 	created        map[string]bool      // intent -> a Reserve created its record
 	claims         map[string]*call     // intent -> the call that last took its lease
 	owners         map[string]*call     // lease owner -> the last call that claimed with it

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
@@ -51,7 +50,7 @@ func (v refundView) Faults(on bool) {
 func TestChaosStripeRefunds(t *testing.T) {
 	const attempts = 8
 	srv := stripetest.NewServer(stripetest.WithTest(t), stripetest.WithAPIKey(secret),
-		stripetest.WithFaultRates(fakes.Rates{}, 11), stripetest.WithSettings(fakes.Settings{Lease: 30 * time.Millisecond}))
+		stripetest.WithFaultRates(fakes.Rates{}, 11), stripetest.WithSettings(fakes.Settings{Lease: chaos.FakeLease}))
 	store := memstore.New()
 	clients := make([]*idempay.Client, 2)
 	for i := range clients {
@@ -61,7 +60,7 @@ func TestChaosStripeRefunds(t *testing.T) {
 		})
 	}
 	intent := func(i int) string { return fmt.Sprintf("rchaos-%04d", i) }
-	rep := chaos.RunRefunds(t, chaos.RefundConfig{
+	rep := chaos.RunRefunds(t, chaos.RefundConfig{ServerLease: chaos.FakeLease,
 		Intents: *chaosRefundIntents, RefundsPer: *chaosRefundsPer, Workers: 16, Clients: len(clients), Duplicate: 3,
 		Amount: 10_000, Currency: "JPY", Seed: 11, Server: refundView{srv}, Intent: intent,
 		Charge: func(ctx context.Context, i int) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/idempay/idempay"
 	"github.com/idempay/idempay/idempaytest/fakes"
@@ -41,7 +40,7 @@ func (v stripeView) Faults(on bool) {
 }
 
 func TestChaosStripe(t *testing.T) {
-	opts := []stripetest.Option{stripetest.WithFaultRates(fakes.Rates{}, 7), stripetest.WithSettings(fakes.Settings{Lease: 30 * time.Millisecond})}
+	opts := []stripetest.Option{stripetest.WithFaultRates(fakes.Rates{}, 7), stripetest.WithSettings(fakes.Settings{Lease: chaos.FakeLease})}
 	srv, c, _ := setup(t, opts, func(cfg *idempay.Config) {
 		cfg.Retry = chaos.Retry(8)
 	})
@@ -53,7 +52,7 @@ func TestChaosStripe(t *testing.T) {
 	for i := range lost {
 		srv.Fail(intent(i), slices.Repeat([]fakes.Fault{fakes.Post}, 8)...)
 	}
-	rep := chaos.Run(t, chaos.Config{
+	rep := chaos.Run(t, chaos.Config{ServerLease: chaos.FakeLease,
 		Intents: *chaosIntents, Workers: 16, Server: stripeView{srv}, Intent: intent, CheckReplayed: true,
 		Charge: func(ctx context.Context, i int) (*idempay.Charge, error) {
 			return c.Charge(ctx, idempay.ChargeRequest{IntentID: intent(i), Amount: int64(100 + i), Currency: "JPY",
