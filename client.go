@@ -55,6 +55,13 @@ type Config struct {
 	// forgotten it and would charge again. It must be shorter than the
 	// provider's key window (ProviderKeyWindow: 24 h for Stripe and Omise)
 	// and longer than Retry.MaxElapsed. Default 23 h.
+	//
+	// A key resumed an hour or more after it was reserved is first looked
+	// up at the provider (Finder), wherever the operation can be: the
+	// store's clock may have been set back while no Client read it, and
+	// nothing then shows that the age it reads is too young. Where the
+	// provider cannot be asked, the store's clock is all there is: keep
+	// the database host's clock monotonic (slewed, never stepped back).
 	KeyRetention time.Duration
 	// Lease is how long a flight holds an intent against every other
 	// flight, here or on other instances sharing the store. It is renewed
