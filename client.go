@@ -140,12 +140,13 @@ func New(cfg Config) (*Client, error) {
 		newKey:   cfg.NewKey,
 		journal:  cfg.Journal,
 	}
-	c.hc = wrapHTTPClient(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second}), newRetryBudget(c.retry))
-	c.store = haltedStore{KeyStore: cfg.Store, halted: c.halted}
-	c.secretFs = secretFields(c.provider)
 	if c.now == nil {
 		c.now = time.Now
 	}
+	prov := &providerClock{}
+	c.hc = wrapHTTPClient(cmp.Or(cfg.HTTPClient, &http.Client{Timeout: 30 * time.Second}), newRetryBudget(c.retry), prov, c.now)
+	c.store = haltedStore{KeyStore: cfg.Store, halted: c.halted}
+	c.secretFs = secretFields(c.provider)
 	if c.newKey == nil {
 		c.newKey = uuid.NewString
 	}
@@ -163,7 +164,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	c.claims = ClaimConfig{Store: c.store, Lease: cmp.Or(cfg.Lease, DefaultLease), MaxAge: c.retention,
-		Instance: cmp.Or(cfg.Instance, defaultInstance()), Clock: c.now, Logger: c.log, floor: &storeFloor{}}
+		Instance: cmp.Or(cfg.Instance, defaultInstance()), Clock: c.now, Logger: c.log, floor: &storeFloor{prov: prov}}
 	return c, nil
 }
 

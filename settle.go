@@ -155,12 +155,30 @@ func (c *Client) concludeLookup(ctx context.Context, op operation, claim *Claim,
 
 // find asks the provider for the record's operation, outside the attempt
 // count.
+//
+// A window from CreatedAt must start before the charge (lookupRecord). The
+// lookup's own answer may be the first to tell the provider's clock, and
+// show that the store's reads further ahead of it than the window allowed:
+// a "not found" from that window proves nothing, and the provider is
+// asked again from the wider one.
 func (c *Client) find(ctx context.Context, op operation, rec Record) (Verdict, error) {
-	rec, err := c.lookupRecord(ctx, rec) // a window from CreatedAt must start before the charge
+	asked, err := c.lookupRecord(ctx, rec)
 	if err != nil {
 		return Verdict{Kind: KindUnknown}, err
 	}
-	return op.find(withProbe(ctx, nil), c.hc, c.target, rec)
+	v, err := op.find(withProbe(ctx, nil), c.hc, c.target, asked)
+	if err != nil || v.Kind != KindNotFound {
+		return v, err
+	}
+	wider, err := c.lookupRecord(ctx, rec)
+	if err != nil {
+		return Verdict{Kind: KindUnknown}, err
+	}
+	if !wider.CreatedAt.Before(asked.CreatedAt.Add(-time.Second)) {
+		return v, nil
+	}
+	c.keepStoreClock(ctx, rec) // what the answer taught, for the fleet
+	return op.find(withProbe(ctx, nil), c.hc, c.target, wider)
 }
 
 // proveNew asks the provider about an operation whose record the store

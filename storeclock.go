@@ -41,6 +41,14 @@ type storeFloor struct {
 
 	seen  clockFacts // what this Client saw
 	saved clockFacts // what it knows the store holds
+
+	// lead is the most the store's clock has read ahead of the holder's
+	// (negative when always behind), once read; against prov, what the
+	// answers tell of the provider's clock, it bounds how far the store
+	// reads ahead of the provider (ahead).
+	lead    time.Duration
+	leadSet bool
+	prov    *providerClock
 }
 
 // observe takes the store's reading storeNow, made no earlier than the
@@ -53,6 +61,9 @@ func (f *storeFloor) observe(storeNow, local time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.seen.Ahead = max(f.seen.Ahead, storeNow.Sub(local))
+	if d := storeNow.Sub(local); !f.leadSet || d > f.lead {
+		f.lead, f.leadSet = d, true
+	}
 	if !f.set {
 		f.set, f.base, f.at = true, local, storeNow
 		return false
@@ -69,16 +80,32 @@ func (f *storeFloor) observe(storeNow, local time.Time) bool {
 	return stepped
 }
 
+// seenLocked is what this Client saw, the store's lead over the provider's
+// clock included: the store read lead ahead of the holder, the provider at
+// least prov's offset, so the store read at most their difference ahead of
+// the provider. It is the larger of that and the lead over the holder: a
+// host whose clock is ahead too hides the store's lead, the provider's
+// clock does not (seed 520117: hosts 46 min and 2 h 22 min fast, the
+// store 40 min, an Omise lookup's window started after the charge).
+func (f *storeFloor) seenLocked() clockFacts {
+	out := f.seen
+	if off, ok := f.prov.offset(); ok && f.leadSet {
+		out.Ahead = max(out.Ahead, f.lead-off)
+	}
+	return out
+}
+
 // unsaved is what this Client saw that the store does not hold yet.
 func (f *storeFloor) unsaved() (clockFacts, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out clockFacts
-	if f.seen.SteppedFrom.After(f.saved.SteppedFrom) {
-		out.SteppedFrom = f.seen.SteppedFrom
+	seen := f.seenLocked()
+	if seen.SteppedFrom.After(f.saved.SteppedFrom) {
+		out.SteppedFrom = seen.SteppedFrom
 	}
-	if f.seen.Ahead > f.saved.Ahead+aheadSlack {
-		out.Ahead = f.seen.Ahead.Truncate(time.Second) + time.Second
+	if seen.Ahead > f.saved.Ahead+aheadSlack {
+		out.Ahead = seen.Ahead.Truncate(time.Second) + time.Second
 	}
 	return out, !out.SteppedFrom.IsZero() || out.Ahead > 0
 }
@@ -89,7 +116,7 @@ func (f *storeFloor) merge(stored clockFacts) clockFacts {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.saved = f.saved.union(stored)
-	return f.saved.union(f.seen)
+	return f.saved.union(f.seenLocked())
 }
 
 // clockFacts is what the fleet has seen of the store's clock, kept in the

@@ -10,6 +10,7 @@ import (
 	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // attemptTransport wraps the caller's RoundTripper so that every request on
@@ -21,15 +22,20 @@ import (
 // rebuild its body, or has none, so this transport hands it a copy without
 // GetBody, and with the key under a spelling net/http does not look for
 // when there is no body; every resend goes through our retry loop instead.
+//
+// Every answer's Date, a lookup's too, tells the client of the provider's
+// clock (providerClock).
 type attemptTransport struct {
 	base   http.RoundTripper
 	budget *retryBudget // the client's retry budget; nil for none
+	clock  *providerClock
+	now    func() time.Time // the holder's clock, read once an answer is in
 }
 
 func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	probe := probeFrom(req.Context())
 	if probe == nil {
-		return t.base.RoundTrip(req)
+		return t.answered(t.base.RoundTrip(req))
 	}
 	if probe.held != nil && !probe.held.mayStillSend() {
 		// No lease time left: another flight may be sending this intent
@@ -59,12 +65,20 @@ func (t *attemptTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if out.Body == nil || out.Body == http.NoBody {
 		hideKeysFromResend(out)
 	}
-	resp, err := t.base.RoundTrip(out)
+	resp, err := t.answered(t.base.RoundTrip(out))
 	if err == nil {
 		probe.notes.answer(note, resp.StatusCode)
 	}
 	if t.budget != nil {
 		probe.budget.answered(t.budget, resp, err)
+	}
+	return resp, err
+}
+
+// answered learns the provider's clock from an answer's Date.
+func (t *attemptTransport) answered(resp *http.Response, err error) (*http.Response, error) {
+	if err == nil && t.clock != nil {
+		t.clock.observe(resp.Header, t.now())
 	}
 	return resp, err
 }
@@ -135,16 +149,17 @@ func classifyTransportError(err error, wrote bool) Kind {
 }
 
 // wrapHTTPClient copies the caller's client (never mutating it) with the
-// attempt transport over the client's retry budget (nil for none), and with
+// attempt transport over the client's retry budget (nil for none), learning
+// the provider's clock into clock on the holder's clock now, and with
 // redirects off: a charge answered by a redirect must not be followed by a
 // GET that looks like its answer.
-func wrapHTTPClient(hc *http.Client, budget *retryBudget) *http.Client {
+func wrapHTTPClient(hc *http.Client, budget *retryBudget, clock *providerClock, now func() time.Time) *http.Client {
 	base := hc.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
 	out := *hc
-	out.Transport = &attemptTransport{base: base, budget: budget}
+	out.Transport = &attemptTransport{base: base, budget: budget, clock: clock, now: now}
 	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	return &out
 }

@@ -1,6 +1,7 @@
 package fakes
 
 import (
+	"net/http"
 	"sync"
 	"time"
 )
@@ -37,4 +38,12 @@ func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = t
+}
+
+// StampDate dates an answer on a fake's clock, as a real provider dates
+// its answers on its own: a client that learns the provider's clock from
+// the Date header (idempay does, to bound how far its store's clock reads
+// ahead) learns the fake's, not the test machine's.
+func StampDate(h http.Header, now time.Time) {
+	h.Set("Date", now.UTC().Format(http.TimeFormat))
 }

@@ -109,6 +109,7 @@ func (s *Server) Charge(id string) (Charge, bool) { return s.store.get(id) }
 
 // ServeHTTP routes the endpoints the fake serves (see README.md).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fakes.StampDate(w.Header(), s.now())
 	if s.cfg.CloseConnections {
 		w.Header().Set("Connection", "close")
 	}

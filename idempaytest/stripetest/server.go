@@ -106,6 +106,7 @@ func (s *Server) Stats() Stats {
 
 // ServeHTTP routes the endpoints the fake serves (see README.md).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fakes.StampDate(w.Header(), s.now())
 	w.Header().Set("Request-Id", newID("req_"))
 	s.byAccount.add(r.Header.Get(connectHeader))
 	if v := r.Header.Get("Stripe-Version"); v != "" {

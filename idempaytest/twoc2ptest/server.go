@@ -134,6 +134,7 @@ func (s *Server) FailMaintenance(id string, f ...fakes.Fault) {
 
 // ServeHTTP serves the three endpoints.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fakes.StampDate(w.Header(), s.cfg.Clock())
 	if s.cfg.CloseConnections {
 		w.Header().Set("Connection", "close")
 	}

@@ -92,6 +92,7 @@ func (s *Server) InjectNext(faults ...Fault) { s.faults.FailNext(faults...) }
 // ServeHTTP serves charges (POST) and lookups (GET) on Config.Path, and
 // refunds, captures and cancels and their lookups on their own paths.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	fakes.StampDate(w.Header(), s.now())
 	w.Header().Set("Request-Id", newID("req_"))
 	if s.cfg.CloseConnections {
 		w.Header().Set("Connection", "close")

@@ -87,9 +87,18 @@ var knownOpen = []struct {
 	{"issue16_stale_key_refund_twice", "16 (store clock)", 507362, crashStores, false, checkOpMoney, "", false, true},
 	{"issue16_stale_key_double_charge_stripe_2", "16 (store clock)", 516446, crashStores, false, checkDoubleCharge, "", false, true},
 	{"issue16_stale_key_resent_by_recovery", "16 (store clock)", 504230, crashStores, false, checkStaleKey, "", false, true},
-	{"issue16_omise_failed_charged_after_a_clock_step", "16 (store clock)", 520117, crashStores, false, checkFailedCharged, "", false, false},
-	{"issue16_omise_failed_charged_after_redis_loss", "16#5", 500795, crashStores, false, checkFailedCharged, "", false, false},
-	{"issue16_omise_lookup_window_unsettled", "16 (store clock)", 505467, crashStores, false, checkUnsettled, "", false, false},
+	// Omise's lookup lists from CreatedAt: a store clock ahead of the
+	// provider's while the hosts are ahead too stamped it after the charge,
+	// and nothing the hosts saw showed the lead. Fixed by learning the
+	// provider's clock from the answers' Date (provclock.go).
+	{"issue16_omise_failed_charged_after_a_clock_step", "16 (store clock)", 520117, crashStores, false, checkFailedCharged, "", false, true},
+	{"issue16_omise_failed_charged_after_redis_loss", "16#5", 500795, crashStores, false, checkFailedCharged, "", false, true},
+	{"issue16_omise_lookup_window_unsettled", "16 (store clock)", 505467, crashStores, false, checkUnsettled, "", false, true},
+	{"issue16_omise_failed_charged_after_a_clock_step_2", "16 (store clock)", 521366, crashStores, false, checkFailedCharged, "", false, true},
+	{"issue16_omise_failed_charged_after_a_clock_step_3", "16 (store clock)", 523887, crashStores, false, checkFailedCharged, "", false, true},
+	{"issue16_omise_failed_charged_after_redis_loss_2", "16#5", 522012, crashStores, false, checkFailedCharged, "", false, true},
+	{"issue16_omise_lookup_window_unsettled_2", "16 (store clock)", 518340, crashStores, false, checkUnsettled, "", false, true},
+	{"issue16_omise_lookup_window_file_store_host_fast", "16 (store clock)", 168, storeFileHost, false, checkFailedCharged, "", false, true},
 	{"issue16_3_guard_late_reserve_handler_ran", "16#3", 28, "", false, checkLapsedRun, "", true, true},
 	{"issue16_3_deduper_late_reserve_handler_twice", "16#3", 5, "", false, checkWebhookTwice, "", true, true},
 	{"issue16_4_fast_file_store_start_shortens_retention", "16#4", 276, storeFileHost, false, checkExpiredEarly, "", false, true},
@@ -117,6 +126,10 @@ func TestKnownOpen(t *testing.T) {
 			want = "clean"
 		}
 		t.Run(k.name, func(t *testing.T) {
+			// In parallel: a seed may wait in real time for a lease no
+			// virtual time will end (a dead instance's ledger lease, until
+			// the write's timeout), and costs no CPU while it does.
+			t.Parallel()
 			opt := regressionOptions(t, k.stores, 0)
 			opt.ops, opt.redisLoss = true, k.redisLoss
 			if k.checks != "" {

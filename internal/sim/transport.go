@@ -130,6 +130,7 @@ func (t *transport) exchange(c *call, rq reqInfo, req *http.Request, body []byte
 	if f.slow > 0 {
 		w.clock.Advance(f.slow)
 	}
+	w.stamp(rec.h)
 	return rec.response(req), nil
 }
 
@@ -169,7 +170,14 @@ func (w *world) synthesize(c *call, req *http.Request, body []byte, f reqFault) 
 	if f.synth == synthRateLimit || f.synth == synthUnavailable {
 		rec.h.Set("Retry-After", "1")
 	}
+	w.stamp(rec.h)
 	return rec.response(req)
+}
+
+// stamp dates an answer as every server does, on the provider's clock:
+// the world's true time, whatever the store's and the hosts' clocks read.
+func (w *world) stamp(h http.Header) {
+	h.Set("Date", w.clock.Now().UTC().Format(http.TimeFormat))
 }
 
 // aborted notes a request given up because its context ended; if that was
