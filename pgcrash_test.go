@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -174,4 +176,62 @@ func TestChargeWritesSurvivePostgresCrash(t *testing.T) {
 	require.NoError(t, err, "the resumed charge is answered")
 	require.Equal(t, 1, s.Ledger().Count("o-keyed"), "charged once")
 	require.Zero(t, s.Ledger().Count("o-other"), "nothing sent for the other intent")
+}
+
+// Rule: what a Client saw of the store's clock (here: the store reading an
+// hour ahead of the Client's, so that every later lookup's window must
+// start an hour earlier) is durable before anything is sent on the
+// reservation that saw it. Lost in a crash, a Client started afterwards,
+// with the store's clock set right, would list from a CreatedAt an hour
+// after the charge, find nothing and call a paid intent failed.
+func TestStoreClockFactsSurvivePostgresCrash(t *testing.T) {
+	pg := newCrashPostgres(t)
+	ctx := context.Background()
+	table := "clock_facts"
+	store := pg.store(table)
+	slow := func(cfg *idempay.Config) { cfg.Clock = func() time.Time { return time.Now().Add(-time.Hour) } }
+	// The process dies right after the fact is written: no later durable
+	// commit carries it to the disk.
+	dies := &diesAfterClockFact{KeyStore: store}
+	c := newClient(t, fmt.Sprintf("http://127.0.0.1:%d", testenv.FreePort(t)), dies, slow)
+	pg.pg.FreezeWALWriter() // a power cut from here: only what was flushed survives
+	_, _ = c.Charge(ctx, order("o-clock"))
+	require.True(t, dies.dead.Load(), "the clock fact was written")
+
+	store = pg.crash(store, table)
+	recs, err := store.ListOpen(ctx, "ownapi:default/clock", idempay.Cursor{}, 10)
+	require.NoError(t, err)
+	var facts []string
+	for _, r := range recs {
+		facts = append(facts, r.ID)
+	}
+	require.Len(t, facts, 1, "the store's lead is kept after the crash: %v", facts)
+	require.Contains(t, facts[0], "ahead:")
+}
+
+// diesAfterClockFact is a store whose process dies once it has written a
+// clock fact: every later call fails.
+type diesAfterClockFact struct {
+	idempay.KeyStore
+	dead atomic.Bool
+}
+
+var errProcessDied = errors.New("the process died")
+
+func (s *diesAfterClockFact) Reserve(ctx context.Context, r idempay.ReserveRequest) (idempay.Reservation, error) {
+	if s.dead.Load() {
+		return idempay.Reservation{}, errProcessDied
+	}
+	res, err := s.KeyStore.Reserve(ctx, r)
+	if strings.HasSuffix(r.Namespace, "/clock") && err == nil {
+		s.dead.Store(true)
+	}
+	return res, err
+}
+
+func (s *diesAfterClockFact) Resolve(ctx context.Context, r idempay.Resolution) error {
+	if s.dead.Load() {
+		return errProcessDied
+	}
+	return s.KeyStore.Resolve(ctx, r)
 }
