@@ -145,9 +145,9 @@ func headerAlg(seg, alg, enc string) bool {
 	return json.Unmarshal(b, &h) == nil && h.Alg == alg && h.Enc == enc && h.Crit == nil
 }
 
-// joseKeys are the server's maintenance keys, made on first use: 2C2P's key
-// pair, and the merchant's when WithMerchantKey did not give its public
-// half.
+// joseKeys are the server's maintenance keys, made on first use unless
+// given: 2C2P's key pair (WithGatewayKey), and the merchant's when
+// WithMerchantKey did not give its public half.
 type joseKeys struct {
 	once         sync.Once
 	gateway      *rsa.PrivateKey
@@ -158,8 +158,10 @@ type joseKeys struct {
 
 func (k *joseKeys) load() error {
 	k.once.Do(func() {
-		if k.gateway, k.err = rsa.GenerateKey(rand.Reader, 2048); k.err != nil {
-			return
+		if k.gateway == nil {
+			if k.gateway, k.err = rsa.GenerateKey(rand.Reader, 2048); k.err != nil {
+				return
+			}
 		}
 		if k.merchant == nil {
 			if k.merchantPriv, k.err = rsa.GenerateKey(rand.Reader, 2048); k.err == nil {
@@ -172,7 +174,7 @@ func (k *joseKeys) load() error {
 
 // GatewayKey returns 2C2P's public key, as the fake holds it: a merchant
 // encrypts maintenance requests to it and verifies the answers' signature
-// with it. The pair is made on first use.
+// with it. The pair is the one WithGatewayKey gave, or made on first use.
 func (s *Server) GatewayKey() *rsa.PublicKey {
 	if s.jose.load() != nil {
 		return nil

@@ -80,7 +80,7 @@ func NewUnstartedServer(opts ...Option) *Server {
 	faults.Apply("twoc2ptest", &c, opts)
 	c.Settings = c.WithDefaults()
 	s := &Server{cfg: c, ledger: &fakes.Ledger{}, keys: faults.NewKeyTable(c.Lease, c.Retention),
-		jose: &joseKeys{merchant: c.merchantKey}, rng: rand.New(rand.NewPCG(c.Seed, 0x2c2f)),
+		jose: &joseKeys{merchant: c.merchantKey, gateway: c.gatewayKey}, rng: rand.New(rand.NewPCG(c.Seed, 0x2c2f)),
 		txns: map[string]*Transaction{}, gates: map[Endpoint]*faults.Gate{}}
 	for i, e := range []Endpoint{Token, Inquiry, Maintenance} {
 		g := c.Gate(fakes.NewScript(c.rates[e], c.Seed+uint64(i)))

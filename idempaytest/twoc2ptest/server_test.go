@@ -2,6 +2,8 @@ package twoc2ptest_test
 
 import (
 	"bytes"
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -334,6 +336,15 @@ func TestCheckFindsOneKeyOnTwoInvoices(t *testing.T) {
 	assert.Equal(t, [][]string{{"INV1", "INV2"}}, d.Invoices)
 }
 
+func TestGatewayKeyGivenIsTheOneUsed(t *testing.T) {
+	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	srv := twoc2ptest.NewUnstartedServer(twoc2ptest.WithGatewayKey(priv))
+	assert.True(t, priv.PublicKey.Equal(srv.GatewayKey()), "the server's gateway key is the one given")
+	other := twoc2ptest.NewUnstartedServer()
+	assert.False(t, priv.PublicKey.Equal(other.GatewayKey()), "a server without the option makes its own")
+}
+
 func TestOptionsRefuseBadInput(t *testing.T) {
 	for name, opt := range map[string]twoc2ptest.Option{
 		"no secret": twoc2ptest.WithMerchant("m", ""), "no merchant": twoc2ptest.WithMerchant("", "s"),
@@ -341,7 +352,8 @@ func TestOptionsRefuseBadInput(t *testing.T) {
 		"inquiry rates":    twoc2ptest.WithEndpointFaultRates(twoc2ptest.Inquiry, fakes.Rates{Pre: 0.6, Post: 0.6}),
 		"endpoint":         twoc2ptest.WithEndpointFaultRates("other", fakes.Rates{}),
 		"web payment base": twoc2ptest.WithWebPaymentBase(" "), "merchant key": twoc2ptest.WithMerchantKey(nil),
-		"hook": twoc2ptest.WithHook(nil), "test": twoc2ptest.WithTest(nil),
+		"gateway key": twoc2ptest.WithGatewayKey(nil),
+		"hook":        twoc2ptest.WithHook(nil), "test": twoc2ptest.WithTest(nil),
 	} {
 		assert.Panics(t, func() { twoc2ptest.NewUnstartedServer(opt) }, name)
 	}

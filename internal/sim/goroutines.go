@@ -48,12 +48,19 @@ func parseHeader(b []byte) (int64, string) {
 // blockedStates are the states of a goroutine that waits for another one.
 var blockedStates = map[string]bool{
 	"chan receive": true, "chan send": true, "select": true, "select (no cases)": true,
-	"chan receive (nil chan)": true, "chan send (nil chan)": true, "sync.Cond.Wait": true,
-	"sync.Mutex.Lock": true, "sync.RWMutex.Lock": true, "sync.RWMutex.RLock": true,
+	"chan receive (nil chan)": true, "chan send (nil chan)": true,
 	"sync.WaitGroup.Wait": true,
 	// Not "semacquire": a goroutine can show it for an instant while it
 	// starts (seen under -race: a scenario's goroutine, before its first
 	// line, taken for one that waits).
+	//
+	// Not a lock or a sync.Cond either: nothing waits on one for a paused
+	// call, and the holder may be a goroutine outside the seed (a timer's
+	// function, another seed's logger), running, on a busy machine, while
+	// two dumps in a row show the waiter blocked. The file store's commit
+	// waits on a Cond for its committer or its batch timer; taken for
+	// quiet, a paused call resumed while a takeover was between its
+	// Reserve and its send (seeds 13 and 96 told two stories).
 }
 
 // timedWaits are the functions whose waits end on a timer, by themselves:
@@ -64,7 +71,7 @@ var timedWaits = []string{"go-retryablehttp.(*Client).Do(", "idempay.sleepCtx("}
 type gstack struct {
 	id, parent int64
 	state      string
-	top        string // the first frame
+	top        string // the first frame outside the runtime and package sync: the one that waits
 }
 
 func parseDump(dump []byte) []gstack {
@@ -76,9 +83,7 @@ func parseDump(dump []byte) []gstack {
 		g := gstack{}
 		g.id, g.state = parseHeader(block)
 		lines := strings.Split(string(block), "\n")
-		if len(lines) > 1 {
-			g.top = lines[1]
-		}
+		g.top = waitingFrame(lines[1:])
 		for _, l := range lines {
 			if _, after, ok := strings.Cut(l, " in goroutine "); ok && strings.HasPrefix(l, "created by ") {
 				g.parent, _ = strconv.ParseInt(strings.TrimSpace(after), 10, 64)
@@ -87,6 +92,23 @@ func parseDump(dump []byte) []gstack {
 		out = append(out, g)
 	}
 	return out
+}
+
+// waitingFrame returns the first function of a goroutine's frames (a
+// function line, then its file line) that is not the runtime's or package
+// sync's: the code whose wait it is (a Cond.Wait's caller, not
+// sync.runtime_notifyListWait).
+func waitingFrame(frames []string) string {
+	for i := 0; i < len(frames); i += 2 {
+		f := frames[i]
+		if !strings.HasPrefix(f, "runtime.") && !strings.HasPrefix(f, "sync.") && !strings.HasPrefix(f, "internal/sync.") {
+			return f
+		}
+	}
+	if len(frames) > 0 {
+		return frames[0]
+	}
+	return ""
 }
 
 // family is the set of goroutines of one seed: its root and, once seen,

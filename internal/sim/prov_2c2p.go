@@ -1,10 +1,13 @@
 package sim
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/idempay/idempay"
@@ -18,17 +21,36 @@ import (
 // simulated customer pays on the payment page (Pay), so every charge the
 // client reports is pending until then.
 type twoC2P struct {
-	srv   *twoc2ptest.Server
-	creds string
+	srv         *twoc2ptest.Server
+	creds       string
+	merchantKey *rsa.PrivateKey
 }
 
 const merchant2c2p = "JT01"
 
 func new2C2P(d dice, clock *simClock) *twoC2P {
 	creds := "m2c2p" + secretToken(d, "creds", 0)
-	return &twoC2P{creds: creds, srv: twoc2ptest.NewUnstartedServer(twoc2ptest.WithMerchant(merchant2c2p, creds),
-		twoc2ptest.WithSettings(fakes.Settings{Clock: clock.Now}), twoc2ptest.WithFaultRates(fakes.Rates{}, d.seed))}
+	keys := joseKeys()
+	return &twoC2P{creds: creds, merchantKey: keys.merchant, srv: twoc2ptest.NewUnstartedServer(twoc2ptest.WithMerchant(merchant2c2p, creds),
+		twoc2ptest.WithSettings(fakes.Settings{Clock: clock.Now}), twoc2ptest.WithFaultRates(fakes.Rates{}, d.seed),
+		twoc2ptest.WithGatewayKey(keys.gateway), twoc2ptest.WithMerchantKey(&keys.merchant.PublicKey))}
 }
+
+// simKeys are the maintenance key pairs every 2C2P world shares: made once
+// per process, since two 2048-bit RSA pairs per seed were three quarters
+// of the simulator's CPU. No story depends on the keys' bits.
+type simKeys struct{ gateway, merchant *rsa.PrivateKey }
+
+var joseKeys = sync.OnceValue(func() simKeys {
+	gen := func() *rsa.PrivateKey {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			panic(err) // the system's randomness failed: nothing can run
+		}
+		return k
+	}
+	return simKeys{gateway: gen(), merchant: gen()}
+})
 
 func (p *twoC2P) name() string          { return "2c2p" }
 func (p *twoC2P) handler() http.Handler { return p.srv }
@@ -37,7 +59,7 @@ func (p *twoC2P) secrets() []string     { return nil }
 
 func (p *twoC2P) adapter(clock func() time.Time) idempay.Provider {
 	return twoc2p.Provider{MerchantID: merchant2c2p, Now: clock,
-		Maintenance: twoc2p.MaintenanceKeys{Merchant: p.srv.MerchantKey(), Gateway: p.srv.GatewayKey()}}
+		Maintenance: twoc2p.MaintenanceKeys{Merchant: p.merchantKey, Gateway: p.srv.GatewayKey()}}
 }
 
 // request has no Source: the customer pays on 2C2P's page. Other
